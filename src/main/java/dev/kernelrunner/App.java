@@ -1,0 +1,97 @@
+package dev.kernelrunner;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.fleet.FleetManagerVerticle;
+import dev.kernelrunner.http.HttpVerticle;
+import dev.kernelrunner.registry.ActiveProcessRegistryVerticle;
+import dev.kernelrunner.store.ResultStoreVerticle;
+import dev.kernelrunner.supervisor.ProcessSupervisorVerticle;
+import dev.kernelrunner.tracker.SubmissionTrackerVerticle;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Deployable;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The six verticles, deployed in dependency order: the store first (everyone persists through it), the HTTP
+ * server last (so nothing is accepted before the rest is ready).
+ */
+public final class App {
+  private final Vertx vertx;
+  private final List<String> deployments;
+  private final HttpVerticle http;
+  private final PrometheusMeterRegistry meters;
+
+  private App(Vertx vertx, List<String> deployments, HttpVerticle http, PrometheusMeterRegistry meters) {
+    this.vertx = vertx;
+    this.deployments = deployments;
+    this.http = http;
+    this.meters = meters;
+  }
+
+  public static Future<App> deploy(Vertx vertx, AppConfig config, String databaseUrl) {
+    PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    Map<String, GpuType> served = new LinkedHashMap<>();
+    config.gpuTypes().forEach((name, type) -> {
+      if (ProcessSupervisorVerticle.BACKENDS.contains(type.backend())) {
+        served.put(name, type);
+      }
+    });
+    HttpVerticle http = new HttpVerticle(config, served, meters);
+    List<Supplier<Deployable>> order = List.of(
+        () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),
+        () -> new ActiveProcessRegistryVerticle(config, meters),
+        () -> new ProcessSupervisorVerticle(config, meters),
+        () -> new FleetManagerVerticle(config, meters),
+        () -> new SubmissionTrackerVerticle(config, served, meters),
+        () -> http);
+    List<String> ids = new ArrayList<>();
+    Future<Void> chain = Future.succeededFuture();
+    for (Supplier<Deployable> verticle : order) {
+      chain = chain.compose(v -> vertx.deployVerticle(verticle.get()).map(id -> {
+        ids.add(id);
+        return null;
+      }));
+    }
+    return chain.map(v -> new App(vertx, ids, http, meters))
+        .recover(error -> undeploy(vertx, ids).transform(ar -> Future.failedFuture(error)));
+  }
+
+  /** Creates the first admin token if none exists; the token comes back once, else empty. */
+  public Future<String> bootstrapAdminToken() {
+    return Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_BOOTSTRAP_ADMIN, new JsonObject())
+        .map(reply -> reply.getString("token"));
+  }
+
+  public int httpPort() {
+    return http.actualPort();
+  }
+
+  public PrometheusMeterRegistry meters() {
+    return meters;
+  }
+
+  /** Undeploys in reverse order: HTTP first, the store last. */
+  public Future<Void> stop() {
+    return undeploy(vertx, deployments);
+  }
+
+  private static Future<Void> undeploy(Vertx vertx, List<String> ids) {
+    Future<Void> chain = Future.succeededFuture();
+    for (int i = ids.size() - 1; i >= 0; i--) {
+      String id = ids.get(i);
+      chain = chain.transform(ar -> vertx.undeploy(id));
+    }
+    return chain;
+  }
+}

@@ -1,0 +1,76 @@
+package dev.kernelrunner;
+
+import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.config.ConfigException;
+import dev.kernelrunner.config.ConfigLoader;
+import dev.kernelrunner.store.EmbeddedPostgres;
+import io.vertx.core.Vertx;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Starts kernel-runner: configuration, the database (embedded unless DATABASE_URL), then the verticles. */
+public final class Main {
+  private static final Logger log = LoggerFactory.getLogger(Main.class);
+
+  private Main() {}
+
+  public static void main(String[] args) throws Exception {
+    AppConfig config;
+    try {
+      config = ConfigLoader.load();
+    } catch (ConfigException e) {
+      System.err.println(e.getMessage());
+      System.exit(2);
+      return;
+    }
+    EmbeddedPostgres embedded = null;
+    String databaseUrl = config.database().url();
+    if (databaseUrl == null) {
+      try {
+        embedded = EmbeddedPostgres.start(config.database().dataDir());
+      } catch (IllegalStateException e) {
+        System.err.println(e.getMessage());
+        System.exit(1);
+        return;
+      }
+      databaseUrl = embedded.url();
+    }
+    Vertx vertx = Vertx.vertx();
+    EmbeddedPostgres database = embedded;
+    App app;
+    try {
+      app = App.deploy(vertx, config, databaseUrl).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      log.error("kernel-runner failed to start", e);
+      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      if (database != null) {
+        database.close();
+      }
+      System.exit(1);
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        app.stop().compose(v -> vertx.close()).toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        log.warn("unclean shutdown: {}", e.toString());
+      }
+      if (database != null) {
+        database.close();
+      }
+    }, "shutdown"));
+    if (config.http().adminToken() == null) {
+      String token = app.bootstrapAdminToken().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      if (token != null) {
+        System.out.println("""
+            ================================================================
+             kernel-runner created the first admin token (shown only once):
+               %s
+             Use it as: Authorization: Bearer <token>
+            ================================================================""".formatted(token));
+      }
+    }
+    System.out.println("kernel-runner is listening on http://" + config.http().host() + ":" + app.httpPort());
+  }
+}

@@ -1,0 +1,50 @@
+package dev.kernelrunner.bus;
+
+/** Every event-bus address, in one place. */
+public final class Addresses {
+  private Addresses() {}
+
+  // Submission tracker
+  public static final String SUBMISSIONS_CREATE = "submissions.create";
+  public static final String SUBMISSIONS_PROGRESS = "submissions.progress";
+  public static final String TRACKER_CANCEL = "tracker.cancel";
+  public static final String TRACKER_QUEUES = "tracker.queues";
+
+  // Active-process registry
+  public static final String SUBMISSIONS_CANCEL = "submissions.cancel";
+  public static final String REGISTRY_REGISTER = "registry.register";
+  public static final String REGISTRY_UNREGISTER = "registry.unregister";
+  public static final String REGISTRY_STREAM_OPENED = "registry.stream.opened";
+  public static final String REGISTRY_STREAM_CLOSED = "registry.stream.closed";
+  public static final String REGISTRY_LIST = "registry.list";
+
+  // Process supervisor
+  public static final String SUPERVISOR_START = "supervisor.start";
+  public static final String SUPERVISOR_KILL = "supervisor.kill";
+  public static final String SUPERVISOR_REAP = "supervisor.reap";
+
+  // Fleet manager
+  public static final String FLEET_ENSURE = "fleet.ensure";
+  public static final String FLEET_LIST = "fleet.list";
+
+  // Result store
+  public static final String STORE_PING = "store.ping";
+  public static final String STORE_SUBMISSION_CREATE = "store.submission.create";
+  public static final String STORE_SUBMISSION_GET = "store.submission.get";
+  public static final String STORE_SUBMISSION_LIST = "store.submission.list";
+  public static final String STORE_SUBMISSION_UNFINISHED = "store.submission.unfinished";
+  public static final String STORE_SUBMISSION_SET_RUN = "store.submission.set_run";
+  public static final String STORE_SUBMISSION_REQUEUE = "store.submission.requeue";
+  public static final String STORE_EVENT_APPEND = "store.event.append";
+  public static final String STORE_EVENTS_AFTER = "store.events.after";
+  public static final String STORE_TOKEN_CREATE = "store.token.create";
+  public static final String STORE_TOKEN_LOOKUP = "store.token.lookup";
+  public static final String STORE_TOKEN_BOOTSTRAP_ADMIN = "store.token.bootstrap_admin";
+
+  private static final String EVENTS_PREFIX = "submissions.events.";
+
+  /** Where the stored events of one submission are published. */
+  public static String events(String submissionId) {
+    return EVENTS_PREFIX + submissionId;
+  }
+}

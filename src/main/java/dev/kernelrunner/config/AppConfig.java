@@ -1,0 +1,46 @@
+package dev.kernelrunner.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Every setting of the service, read once at start-up (see {@link ConfigLoader}). */
+public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Amd amd) {
+
+  public record Http(String host, int port, String adminToken, int maxCodeBytes, int maxActivePerUser) {}
+
+  /** {@code url} is null for the embedded cluster under {@code dataDir}. */
+  public record Database(String url, Path dataDir, int poolSize) {}
+
+  public record Sse(Duration heartbeat, Duration disconnectGrace) {}
+
+  public record Limits(int compileSeconds, int testSeconds, int benchmarkSeconds) {}
+
+  /** The local agent: argv (never a shell string), its working directory and its limits. */
+  public record Agent(List<String> command, Path workdir, Path problemsDir, Duration submissionTimeout,
+                      Duration killGrace, int logTailLines, Limits limits) {}
+
+  public record Local(List<String> gpuTypes, int maxConcurrent) {}
+
+  /** The seed's AMD_* settings; the dstack backend uses them. */
+  public record Amd(String backend, String fleetName, String gpuType, String gpuMemory, int fleetMaxNodes,
+                    String fleetIdleDuration, String spotPolicy, boolean fleetDryRun) {}
+
+  /** A GPU type the service can take work for, the backend that serves it and how many run at once. */
+  public record GpuType(String name, String backend, int capacity) {}
+
+  public static final String LOCAL_BACKEND = "local";
+  public static final String DSTACK_BACKEND = "dstack";
+
+  /** Configured GPU types by name; a type served locally is never also sent to dstack. */
+  public Map<String, GpuType> gpuTypes() {
+    Map<String, GpuType> types = new LinkedHashMap<>();
+    for (String name : local.gpuTypes()) {
+      types.put(name, new GpuType(name, LOCAL_BACKEND, local.maxConcurrent()));
+    }
+    types.putIfAbsent(amd.gpuType(), new GpuType(amd.gpuType(), DSTACK_BACKEND, amd.fleetMaxNodes()));
+    return types;
+  }
+}

@@ -1,0 +1,290 @@
+package dev.kernelrunner.config;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Reads {@code conf/application.json} (or {@code CONFIG_FILE}, or the copy built into the jar), applies
+ * environment overrides, and validates everything into an {@link AppConfig}.
+ */
+public final class ConfigLoader {
+
+  /** One environment variable and the JSON path it overrides. */
+  private record Override(String env, String section, String key) {}
+
+  private static final List<Override> OVERRIDES = List.of(
+      new Override("HTTP_HOST", "http", "host"),
+      new Override("HTTP_PORT", "http", "port"),
+      new Override("ADMIN_TOKEN", "http", "admin_token"),
+      new Override("MAX_CODE_BYTES", "http", "max_code_bytes"),
+      new Override("MAX_ACTIVE_PER_USER", "http", "max_active_per_user"),
+      new Override("DATABASE_URL", "database", "url"),
+      new Override("DATA_DIR", "database", "data_dir"),
+      new Override("DATABASE_POOL_SIZE", "database", "pool_size"),
+      new Override("SSE_HEARTBEAT_SECONDS", "sse", "heartbeat_seconds"),
+      new Override("DISCONNECT_GRACE_SECONDS", "sse", "disconnect_grace_seconds"),
+      new Override("AGENT_COMMAND", "agent", "command"),
+      new Override("AGENT_WORKDIR", "agent", "workdir"),
+      new Override("PROBLEMS_DIR", "agent", "problems_dir"),
+      new Override("SUBMISSION_TIMEOUT_SECONDS", "agent", "submission_timeout_seconds"),
+      new Override("KILL_GRACE_SECONDS", "agent", "kill_grace_seconds"),
+      new Override("LOG_TAIL_LINES", "agent", "log_tail_lines"),
+      new Override("LOCAL_GPU_TYPES", "local", "gpu_types"),
+      new Override("LOCAL_MAX_CONCURRENT", "local", "max_concurrent"),
+      new Override("AMD_BACKEND", "amd", "backend"),
+      new Override("AMD_FLEET_NAME", "amd", "fleet_name"),
+      new Override("AMD_GPU_TYPE", "amd", "gpu_type"),
+      new Override("AMD_GPU_MEMORY", "amd", "gpu_memory"),
+      new Override("AMD_FLEET_MAX_NODES", "amd", "fleet_max_nodes"),
+      new Override("AMD_FLEET_IDLE_DURATION", "amd", "fleet_idle_duration"),
+      new Override("AMD_SPOT_POLICY", "amd", "spot_policy"),
+      new Override("AMD_FLEET_DRY_RUN", "amd", "fleet_dry_run"));
+
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
+  private static final Pattern GPU_MEMORY = Pattern.compile("[0-9]+(MB|GB|TB)");
+  private static final Pattern DURATION = Pattern.compile("[0-9]+[smhd]");
+  private static final Set<String> SPOT_POLICIES = Set.of("auto", "spot", "on-demand");
+
+  private final List<String> problems = new ArrayList<>();
+  private final JsonObject root;
+  private final Map<String, String> env;
+
+  private ConfigLoader(JsonObject root, Map<String, String> env) {
+    this.root = root;
+    this.env = env;
+  }
+
+  /** Loads with the process environment. */
+  public static AppConfig load() {
+    return load(System.getenv());
+  }
+
+  public static AppConfig load(Map<String, String> env) {
+    String file = env.get("CONFIG_FILE");
+    JsonObject defaults;
+    if (file != null && !file.isBlank()) {
+      defaults = readFile(Path.of(file));
+    } else if (Files.isRegularFile(Path.of("conf/application.json"))) {
+      defaults = readFile(Path.of("conf/application.json"));
+    } else {
+      defaults = readBundled();
+    }
+    return new ConfigLoader(defaults, env).build();
+  }
+
+  private static JsonObject readFile(Path path) {
+    try {
+      return new JsonObject(Files.readString(path));
+    } catch (IOException e) {
+      throw new ConfigException(List.of("cannot read " + path + ": " + e.getMessage()));
+    } catch (DecodeException e) {
+      throw new ConfigException(List.of(path + " is not valid JSON: " + e.getMessage()));
+    }
+  }
+
+  private static JsonObject readBundled() {
+    try (InputStream in = ConfigLoader.class.getResourceAsStream("/application.json")) {
+      if (in == null) {
+        throw new ConfigException(List.of("no conf/application.json and none built into the jar"));
+      }
+      return new JsonObject(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private AppConfig build() {
+    for (Override o : OVERRIDES) {
+      String value = env.get(o.env());
+      if (value != null) {
+        section(o.section()).put(o.key(), value);
+      }
+    }
+    AppConfig.Http http = new AppConfig.Http(
+        string("http", "host", false),
+        integer("http", "port", 0, 65535),
+        string("http", "admin_token", true),
+        integer("http", "max_code_bytes", 1, 64 * 1024 * 1024),
+        integer("http", "max_active_per_user", 1, 100_000));
+    String url = string("database", "url", true);
+    if (url != null && !(url.startsWith("postgresql://") || url.startsWith("postgres://"))) {
+      problems.add("DATABASE_URL (database.url) must look like postgresql://user:password@host:port/db");
+    }
+    AppConfig.Database database = new AppConfig.Database(
+        url, Path.of(string("database", "data_dir", false)), integer("database", "pool_size", 1, 200));
+    AppConfig.Sse sse = new AppConfig.Sse(
+        Duration.ofSeconds(integer("sse", "heartbeat_seconds", 1, 3600)),
+        Duration.ofSeconds(integer("sse", "disconnect_grace_seconds", 0, 86400)));
+    JsonObject limits = section("agent").getJsonObject("limits", new JsonObject());
+    section("agent").put("limits", limits);
+    AppConfig.Agent agent = new AppConfig.Agent(
+        commandLine(string("agent", "command", false)),
+        Path.of(string("agent", "workdir", false)),
+        Path.of(string("agent", "problems_dir", false)),
+        Duration.ofSeconds(integer("agent", "submission_timeout_seconds", 1, 7 * 86400)),
+        Duration.ofSeconds(integer("agent", "kill_grace_seconds", 0, 600)),
+        integer("agent", "log_tail_lines", 1, 10_000),
+        new AppConfig.Limits(
+            integer(limits, "agent.limits", "compile_seconds", 1, 86400),
+            integer(limits, "agent.limits", "test_seconds", 1, 86400),
+            integer(limits, "agent.limits", "benchmark_seconds", 1, 86400)));
+    List<String> gpuTypes = Arrays.stream(string("local", "gpu_types", false).split(","))
+        .map(String::trim).filter(s -> !s.isEmpty()).toList();
+    for (String type : gpuTypes) {
+      if (!NAME.matcher(type).matches()) {
+        problems.add("LOCAL_GPU_TYPES (local.gpu_types): '" + type + "' is not a valid GPU type name");
+      }
+    }
+    AppConfig.Local local = new AppConfig.Local(gpuTypes, integer("local", "max_concurrent", 1, 1024));
+    AppConfig.Amd amd = new AppConfig.Amd(
+        matching("amd", "backend", NAME, "a dstack backend name"),
+        matching("amd", "fleet_name", NAME, "a fleet name of letters, digits, '-', '_' or '.'"),
+        matching("amd", "gpu_type", NAME, "a GPU type name such as MI300X"),
+        matching("amd", "gpu_memory", GPU_MEMORY, "a size such as 192GB"),
+        integer("amd", "fleet_max_nodes", 1, 1024),
+        matching("amd", "fleet_idle_duration", DURATION, "a duration such as 10m (s, m, h or d)"),
+        oneOf("amd", "spot_policy", SPOT_POLICIES),
+        bool("amd", "fleet_dry_run"));
+    if (!problems.isEmpty()) {
+      throw new ConfigException(problems);
+    }
+    return new AppConfig(http, database, sse, agent, local, amd);
+  }
+
+  /** Splits a command line into argv: whitespace separates, single or double quotes group. No shell. */
+  static List<String> splitCommand(String line) {
+    List<String> argv = new ArrayList<>();
+    StringBuilder current = new StringBuilder();
+    boolean inToken = false;
+    char quote = 0;
+    for (int i = 0; i < line.length(); i++) {
+      char c = line.charAt(i);
+      if (quote != 0) {
+        if (c == quote) {
+          quote = 0;
+        } else {
+          current.append(c);
+        }
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+        inToken = true;
+      } else if (Character.isWhitespace(c)) {
+        if (inToken) {
+          argv.add(current.toString());
+          current.setLength(0);
+          inToken = false;
+        }
+      } else {
+        current.append(c);
+        inToken = true;
+      }
+    }
+    if (quote != 0) {
+      throw new IllegalArgumentException("unterminated quote");
+    }
+    if (inToken) {
+      argv.add(current.toString());
+    }
+    return argv;
+  }
+
+  private List<String> commandLine(String line) {
+    try {
+      List<String> argv = splitCommand(line);
+      if (argv.isEmpty()) {
+        problems.add("AGENT_COMMAND (agent.command) is empty");
+      }
+      return argv;
+    } catch (IllegalArgumentException e) {
+      problems.add("AGENT_COMMAND (agent.command): " + e.getMessage());
+      return List.of();
+    }
+  }
+
+  private JsonObject section(String name) {
+    JsonObject section = root.getJsonObject(name);
+    if (section == null) {
+      section = new JsonObject();
+      root.put(name, section);
+    }
+    return section;
+  }
+
+  private String label(String path, String key) {
+    String dotted = path + "." + key;
+    for (Override o : OVERRIDES) {
+      if ((o.section() + "." + o.key()).equals(dotted)) {
+        return o.env() + " (" + dotted + ")";
+      }
+    }
+    return dotted;
+  }
+
+  private String string(String section, String key, boolean nullable) {
+    Object value = section(section).getValue(key);
+    if (value == null || (value instanceof String s && s.isBlank())) {
+      if (!nullable) {
+        problems.add(label(section, key) + " is required");
+        return "";
+      }
+      return null;
+    }
+    return value.toString().trim();
+  }
+
+  private int integer(String section, String key, int min, int max) {
+    return integer(section(section), section, key, min, max);
+  }
+
+  private int integer(JsonObject object, String path, String key, int min, int max) {
+    Object value = object.getValue(key);
+    int parsed;
+    try {
+      parsed = value instanceof Number n ? n.intValue() : Integer.parseInt(String.valueOf(value).trim());
+    } catch (NumberFormatException e) {
+      problems.add(label(path, key) + " must be a whole number, got '" + value + "'");
+      return min;
+    }
+    if (parsed < min || parsed > max) {
+      problems.add(label(path, key) + " must be between " + min + " and " + max + ", got " + parsed);
+    }
+    return parsed;
+  }
+
+  private boolean bool(String section, String key) {
+    String value = String.valueOf(section(section).getValue(key)).trim().toLowerCase();
+    if (!value.equals("true") && !value.equals("false")) {
+      problems.add(label(section, key) + " must be true or false, got '" + value + "'");
+    }
+    return value.equals("true");
+  }
+
+  private String matching(String section, String key, Pattern pattern, String what) {
+    String value = string(section, key, false);
+    if (!value.isEmpty() && !pattern.matcher(value).matches()) {
+      problems.add(label(section, key) + " must be " + what + ", got '" + value + "'");
+    }
+    return value;
+  }
+
+  private String oneOf(String section, String key, Set<String> allowed) {
+    String value = string(section, key, false);
+    if (!allowed.contains(value)) {
+      problems.add(label(section, key) + " must be one of " + allowed + ", got '" + value + "'");
+    }
+    return value;
+  }
+}

@@ -1,0 +1,150 @@
+package dev.kernelrunner.http;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.Mode;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One SSE client of one submission: subscribes to live events first, replays what is stored after the
+ * client's last event id, then goes live, skipping anything already sent, so nothing is lost or repeated.
+ * Ends after the terminal event. A client that cannot keep up is disconnected; it resumes with Last-Event-ID.
+ */
+final class EventStream {
+  private static final Logger log = LoggerFactory.getLogger(EventStream.class);
+  /** Bytes a slow client may have waiting before it is cut off (it replays from the database on return). */
+  private static final int MAX_PENDING_BYTES = 1 << 20;
+
+  private final Vertx vertx;
+  private final EventBus bus;
+  private final HttpServerResponse response;
+  private final String submissionId;
+  private final Mode mode;
+  private final boolean cancelOnDisconnect;
+  private final Duration heartbeat;
+  private int lastSeq;
+  private boolean replaying = true;
+  private final List<JsonObject> pending = new ArrayList<>();
+  private MessageConsumer<JsonObject> consumer;
+  private long heartbeatTimer = -1;
+  private boolean counted;
+  private boolean closed;
+  private boolean sawTerminal;
+
+  EventStream(Vertx vertx, HttpServerResponse response, String submissionId, Mode mode, int afterSeq,
+              boolean cancelOnDisconnect, Duration heartbeat) {
+    this.vertx = vertx;
+    this.bus = vertx.eventBus();
+    this.response = response;
+    this.submissionId = submissionId;
+    this.mode = mode;
+    this.lastSeq = afterSeq;
+    this.cancelOnDisconnect = cancelOnDisconnect;
+    this.heartbeat = heartbeat;
+  }
+
+  /** Starts the stream; {@code finished} says the submission had already ended when the client asked. */
+  void open(boolean finished) {
+    response.setStatusCode(200).setChunked(true)
+        .putHeader("Content-Type", "text/event-stream; charset=utf-8")
+        .putHeader("Cache-Control", "no-cache")
+        .putHeader("X-Accel-Buffering", "no");
+    response.setWriteQueueMaxSize(MAX_PENDING_BYTES);
+    response.closeHandler(v -> close());
+    response.exceptionHandler(error -> close());
+    response.write("retry: 2000\n\n");
+    if (!finished) {
+      counted = true;
+      notifyRegistry(Addresses.REGISTRY_STREAM_OPENED);
+    }
+    consumer = bus.consumer(Addresses.events(submissionId), message -> onLive(message.body()));
+    consumer.completion()
+        .compose(v -> Bus.request(bus, Addresses.STORE_EVENTS_AFTER,
+            new JsonObject().put("submission_id", submissionId).put("after_seq", lastSeq)))
+        .onSuccess(reply -> {
+          replaying = false;
+          for (Object event : reply.getJsonArray("events")) {
+            write((JsonObject) event);
+          }
+          pending.forEach(this::write);
+          pending.clear();
+          if (finished && !closed) {
+            end();
+          }
+        })
+        .onFailure(error -> {
+          log.warn("stream of {} could not replay: {}", submissionId, error.toString());
+          end();
+        });
+    heartbeatTimer = vertx.setPeriodic(heartbeat.toMillis(), t -> {
+      if (!closed) {
+        response.write(": heartbeat\n\n");
+      }
+    });
+  }
+
+  private void onLive(JsonObject frame) {
+    if (replaying) {
+      pending.add(frame);
+      return;
+    }
+    if (response.writeQueueFull()) {
+      log.info("stream of {} cannot keep up: disconnecting it at seq {}", submissionId, lastSeq);
+      response.reset();
+      close();
+      return;
+    }
+    write(frame);
+  }
+
+  private void write(JsonObject frame) {
+    int seq = frame.getInteger("seq");
+    if (closed || seq <= lastSeq) {
+      return;
+    }
+    lastSeq = seq;
+    String type = frame.getString("status");
+    response.write("id: " + seq + "\nevent: " + type + "\ndata: " + frame.encode() + "\n\n");
+    if (EventType.valueOf(type).isTerminal(mode)) {
+      sawTerminal = true;
+      end();
+    }
+  }
+
+  private void end() {
+    if (!closed) {
+      close();
+      response.end();
+    }
+  }
+
+  private void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    vertx.cancelTimer(heartbeatTimer);
+    if (consumer != null) {
+      consumer.unregister();
+    }
+    if (counted) {
+      notifyRegistry(Addresses.REGISTRY_STREAM_CLOSED);
+    }
+  }
+
+  private void notifyRegistry(String address) {
+    Bus.request(bus, address, new JsonObject().put("submission_id", submissionId)
+            .put("cancel_on_disconnect", cancelOnDisconnect).put("finished", sawTerminal))
+        .onFailure(error -> log.warn("{} for {} failed: {}", address, submissionId, error.toString()));
+  }
+}

@@ -1,0 +1,407 @@
+package dev.kernelrunner.http;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.Mode;
+import dev.kernelrunner.model.NewSubmission;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The REST API, the SSE streams, health and metrics. */
+public class HttpVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(HttpVerticle.class);
+  private static final String PRINCIPAL = "principal";
+  private static final Pattern USER_ID = Pattern.compile("[A-Za-z0-9_.@-]{1,128}");
+  private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
+
+  private final AppConfig config;
+  private final Map<String, GpuType> gpuTypes;
+  private final PrometheusMeterRegistry meters;
+  private ProblemCatalog problems;
+  private EventBus bus;
+  private HttpServer server;
+
+  public HttpVerticle(AppConfig config, Map<String, GpuType> gpuTypes, PrometheusMeterRegistry meters) {
+    this.config = config;
+    this.gpuTypes = gpuTypes;
+    this.meters = meters;
+  }
+
+  /** The port the server listens on (useful when configured as 0). */
+  public int actualPort() {
+    return server.actualPort();
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = vertx.eventBus();
+    return vertx.executeBlocking(() -> ProblemCatalog.load(config.agent().problemsDir()))
+        .compose(catalog -> {
+          problems = catalog;
+          server = vertx.createHttpServer();
+          return server.requestHandler(router()).listen(config.http().port(), config.http().host());
+        })
+        .onSuccess(s -> log.info("listening on {}:{}", config.http().host(), s.actualPort()));
+  }
+
+  @Override
+  public Future<?> stop() {
+    return server == null ? Future.succeededFuture() : server.close();
+  }
+
+  private Router router() {
+    Router router = Router.router(vertx);
+    router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
+    router.get("/health/ready").handler(this::ready);
+    router.get("/metrics").handler(ctx -> ctx.response()
+        .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(meters.scrape()));
+
+    // Room for JSON escaping of the largest allowed code; past this the body is refused unread.
+    long bodyLimit = (long) config.http().maxCodeBytes() * 6 + 64 * 1024;
+    router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(bodyLimit));
+    router.route("/api/*").handler(this::authenticate);
+    router.post("/api/submissions").handler(this::createSubmission);
+    router.get("/api/submissions").handler(this::listSubmissions);
+    router.post("/api/submissions/cancel").handler(this::cancelByBody);
+    router.get("/api/submissions/:id").handler(this::getSubmission);
+    router.get("/api/submissions/:id/events").handler(this::streamEvents);
+    router.post("/api/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id"), false));
+    router.post("/api/admin/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id"), true));
+    router.post("/api/admin/tokens").handler(this::createToken);
+    router.get("/api/problems").handler(ctx -> json(ctx, 200, new JsonObject().put("problems", problems.toJson())));
+    router.get("/api/gpu-types").handler(this::listGpuTypes);
+
+    router.errorHandler(413, ctx -> ApiError.validation(ctx, 413, new JsonArray().add(ApiError.field("code",
+        "the request body is larger than this service accepts (code at most " + config.http().maxCodeBytes()
+            + " bytes)"))));
+    router.errorHandler(404, ctx -> ApiError.send(ctx, 404, "not_found", "no such resource"));
+    router.errorHandler(405, ctx -> ApiError.send(ctx, 405, "method_not_allowed", "method not allowed here"));
+    router.errorHandler(500, ctx -> {
+      log.error("request {} {} failed", ctx.request().method(), ctx.request().path(), ctx.failure());
+      ApiError.send(ctx, 500, "internal", "internal error");
+    });
+    return router;
+  }
+
+  private void ready(RoutingContext ctx) {
+    Bus.request(bus, Addresses.STORE_PING, new JsonObject(), Duration.ofSeconds(5))
+        .onSuccess(v -> json(ctx, 200, new JsonObject().put("status", "UP").put("database", "UP")))
+        .onFailure(e -> json(ctx, 503, new JsonObject().put("status", "DOWN").put("database", e.getMessage())));
+  }
+
+  // ---- authentication
+
+  private void authenticate(RoutingContext ctx) {
+    String header = ctx.request().getHeader("Authorization");
+    String token = null;
+    if (header != null && header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      token = header.substring(7).trim();
+    } else if (header == null && ctx.request().method().name().equals("GET")) {
+      // EventSource cannot send headers: streams may carry the token as a query parameter.
+      token = ctx.request().getParam("access_token");
+    }
+    if (token == null || token.isEmpty()) {
+      ApiError.send(ctx, 401, "unauthorized", "send Authorization: Bearer <token>");
+      return;
+    }
+    String adminToken = config.http().adminToken();
+    if (adminToken != null && MessageDigest.isEqual(adminToken.getBytes(StandardCharsets.UTF_8),
+        token.getBytes(StandardCharsets.UTF_8))) {
+      ctx.put(PRINCIPAL, new Principal("admin", true));
+      ctx.next();
+      return;
+    }
+    Bus.request(bus, Addresses.STORE_TOKEN_LOOKUP, new JsonObject().put("token", token)).onSuccess(user -> {
+      ctx.put(PRINCIPAL, new Principal(user.getString("user_id"), "admin".equals(user.getString("role"))));
+      ctx.next();
+    }).onFailure(error -> {
+      if (dev.kernelrunner.bus.Failures.code(error) == 404) {
+        ApiError.send(ctx, 401, "unauthorized", "unknown token");
+      } else {
+        ApiError.fromFailure(ctx, error);
+      }
+    });
+  }
+
+  private static Principal principal(RoutingContext ctx) {
+    return ctx.get(PRINCIPAL);
+  }
+
+  // ---- submissions
+
+  private void createSubmission(RoutingContext ctx) {
+    JsonObject body = jsonBody(ctx);
+    if (body == null) {
+      return;
+    }
+    SubmissionValidator.Result checked = SubmissionValidator.validate(body, problems, gpuTypes,
+        config.http().maxCodeBytes());
+    if (!checked.errors().isEmpty()) {
+      ApiError.validation(ctx, checked.tooLarge() ? 413 : 400, checked.errors());
+      return;
+    }
+    boolean stream = wantsStream(ctx);
+    NewSubmission request = checked.submission(principal(ctx).userId(), stream);
+    Bus.request(bus, Addresses.SUBMISSIONS_CREATE, request.toJson(), CREATE_TIMEOUT).onSuccess(created -> {
+      String id = created.getString("id");
+      if (stream) {
+        new EventStream(vertx, ctx.response(), id, request.mode(), 0, true, config.sse().heartbeat()).open(false);
+      } else {
+        ctx.response().putHeader("Location", "/api/submissions/" + id);
+        json(ctx, 201, new JsonObject().put("id", id).put("status", created.getString("status"))
+            .put("position", created.getInteger("position"))
+            .put("events_url", "/api/submissions/" + id + "/events"));
+      }
+    }).onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  private static boolean wantsStream(RoutingContext ctx) {
+    String accept = ctx.request().getHeader("Accept");
+    return accept != null && accept.contains("text/event-stream");
+  }
+
+  private void getSubmission(RoutingContext ctx) {
+    boolean withCode = "code".equals(ctx.request().getParam("include"));
+    owned(ctx, ctx.pathParam("id"), withCode, true).onSuccess(submission -> {
+      if (submission != null) {
+        json(ctx, 200, present(submission, principal(ctx)));
+      }
+    });
+  }
+
+  /** The submission as the API shows it: the result's headline figures on top, internals only for admins. */
+  private static JsonObject present(JsonObject submission, Principal principal) {
+    JsonObject result = submission.getJsonObject("result");
+    submission.put("avg_runtime_ms", result == null ? null : result.getValue("avg_runtime_ms"));
+    submission.put("avg_gflops", result == null ? null : result.getValue("avg_gflops"));
+    if (!principal.admin()) {
+      submission.remove("pid");
+    }
+    submission.remove("last_seq");
+    return submission;
+  }
+
+  private void listSubmissions(RoutingContext ctx) {
+    JsonArray errors = new JsonArray();
+    int limit = 20;
+    String limitParam = ctx.request().getParam("limit");
+    if (limitParam != null) {
+      try {
+        limit = Integer.parseInt(limitParam);
+        if (limit < 1 || limit > 200) {
+          errors.add(ApiError.field("limit", "must be between 1 and 200"));
+        }
+      } catch (NumberFormatException e) {
+        errors.add(ApiError.field("limit", "must be a whole number"));
+      }
+    }
+    String before = ctx.request().getParam("before");
+    if (before != null) {
+      try {
+        before = OffsetDateTime.parse(before).toString();
+      } catch (DateTimeParseException e) {
+        errors.add(ApiError.field("before", "must be an ISO-8601 timestamp such as 2026-11-22T10:00:00Z"));
+      }
+    }
+    if (!errors.isEmpty()) {
+      ApiError.validation(ctx, 400, errors);
+      return;
+    }
+    Principal principal = principal(ctx);
+    int pageSize = limit;
+    JsonObject query = new JsonObject().put("user_id", principal.admin() ? null : principal.userId())
+        .put("before", before).put("limit", limit);
+    Bus.request(bus, Addresses.STORE_SUBMISSION_LIST, query).onSuccess(reply -> {
+      JsonArray page = new JsonArray();
+      reply.getJsonArray("submissions").forEach(s -> page.add(present((JsonObject) s, principal)));
+      String next = page.size() == pageSize ? page.getJsonObject(page.size() - 1).getString("created_at") : null;
+      json(ctx, 200, new JsonObject().put("submissions", page).put("next_before", next));
+    }).onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  private void streamEvents(RoutingContext ctx) {
+    String lastEventId = Optional.ofNullable(ctx.request().getHeader("Last-Event-ID"))
+        .orElse(ctx.request().getParam("last_event_id"));
+    int after = 0;
+    if (lastEventId != null && !lastEventId.isBlank()) {
+      try {
+        after = Integer.parseInt(lastEventId.trim());
+      } catch (NumberFormatException e) {
+        after = -1;
+      }
+      if (after < 0) {
+        ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("last_event_id",
+            "must be the id (a non-negative whole number) of the last event received")));
+        return;
+      }
+    }
+    int afterSeq = after;
+    owned(ctx, ctx.pathParam("id"), false, false).onSuccess(submission -> {
+      if (submission == null) {
+        return;
+      }
+      Mode mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
+      boolean finished = submission.getString("finished_at") != null;
+      new EventStream(vertx, ctx.response(), submission.getString("id"), mode, afterSeq,
+          submission.getBoolean("cancel_on_disconnect", false), config.sse().heartbeat()).open(finished);
+    });
+  }
+
+  /**
+   * Loads a submission the caller may see; replies 404 (also for someone else's: no existence leak) or the
+   * store's failure, and completes with null when it has replied.
+   */
+  private Future<JsonObject> owned(RoutingContext ctx, String id, boolean withCode, boolean withResults) {
+    JsonObject query = new JsonObject().put("id", id).put("include_code", withCode)
+        .put("include_results", withResults);
+    return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, query).map(submission -> {
+      if (!principal(ctx).mayAccess(submission.getString("user_id"))) {
+        ApiError.send(ctx, 404, "not_found", "no submission " + id);
+        return null;
+      }
+      return submission;
+    }).recover(error -> {
+      ApiError.fromFailure(ctx, error);
+      return Future.succeededFuture(null);
+    });
+  }
+
+  // ---- cancellation
+
+  private void cancelByBody(RoutingContext ctx) {
+    JsonObject body = jsonBody(ctx);
+    if (body == null) {
+      return;
+    }
+    Object id = body.getValue("submission_id");
+    if (!(id instanceof String s) || s.isBlank()) {
+      ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("submission_id", "is required")));
+      return;
+    }
+    cancel(ctx, s, false);
+  }
+
+  private void cancel(RoutingContext ctx, String id, boolean adminRoute) {
+    Principal principal = principal(ctx);
+    if (adminRoute && !principal.admin()) {
+      ApiError.send(ctx, 403, "forbidden", "admin only");
+      return;
+    }
+    owned(ctx, id, false, false).onSuccess(submission -> {
+      if (submission == null) {
+        return;
+      }
+      String status = submission.getString("status");
+      Mode mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
+      if (submission.getString("finished_at") != null) {
+        replyCancel(ctx, id, status, mode);
+        return;
+      }
+      String reason = principal.userId().equals(submission.getString("user_id")) ? "owner" : "admin";
+      JsonObject request = new JsonObject().put("submission_id", id).put("cancelled_by", principal.userId())
+          .put("reason", reason);
+      Bus.request(bus, Addresses.SUBMISSIONS_CANCEL, request, config.agent().killGrace().plusSeconds(45))
+          .onSuccess(reply -> replyCancel(ctx, id, reply.getString("status"), mode))
+          .onFailure(error -> ApiError.fromFailure(ctx, error));
+    });
+  }
+
+  /** 202 once cancelled (again: cancelling is idempotent); 409 when it had ended some other way first. */
+  private static void replyCancel(RoutingContext ctx, String id, String status, Mode mode) {
+    Optional<EventType> type = EventType.parse(status);
+    if (type.isPresent() && type.get() != EventType.CANCELLED && type.get().isTerminal(mode)) {
+      json(ctx, 409, new JsonObject().put("error", "already_finished").put("id", id).put("status", status)
+          .put("message", "the submission had already finished with " + status));
+      return;
+    }
+    json(ctx, 202, new JsonObject().put("id", id).put("status", status));
+  }
+
+  // ---- tokens, GPU types
+
+  private void createToken(RoutingContext ctx) {
+    if (!principal(ctx).admin()) {
+      ApiError.send(ctx, 403, "forbidden", "admin only");
+      return;
+    }
+    JsonObject body = jsonBody(ctx);
+    if (body == null) {
+      return;
+    }
+    JsonArray errors = new JsonArray();
+    Object user = body.getValue("user_id");
+    if (!(user instanceof String s) || !USER_ID.matcher(s).matches()) {
+      errors.add(ApiError.field("user_id", "1 to 128 of letters, digits, '_', '.', '@' or '-'"));
+    }
+    Object role = body.getValue("role", "user");
+    if (!"user".equals(role) && !"admin".equals(role)) {
+      errors.add(ApiError.field("role", "must be 'user' or 'admin'"));
+    }
+    if (!errors.isEmpty()) {
+      ApiError.validation(ctx, 400, errors);
+      return;
+    }
+    JsonObject request = new JsonObject().put("user_id", user).put("role", role)
+        .put("created_by", principal(ctx).userId());
+    Bus.request(bus, Addresses.STORE_TOKEN_CREATE, request)
+        .onSuccess(reply -> json(ctx, 201, new JsonObject().put("token", reply.getString("token"))
+            .put("user_id", user).put("role", role)))
+        .onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  private void listGpuTypes(RoutingContext ctx) {
+    Bus.request(bus, Addresses.TRACKER_QUEUES, new JsonObject()).onSuccess(queues -> {
+      JsonArray types = new JsonArray();
+      gpuTypes.values().forEach(type -> {
+        JsonObject state = queues.getJsonObject(type.name(), new JsonObject());
+        types.add(new JsonObject().put("name", type.name()).put("backend", type.backend())
+            .put("capacity", type.capacity()).put("running", state.getInteger("running", 0))
+            .put("queued", state.getInteger("queued", 0))
+            .put("available", state.getInteger("running", 0) < type.capacity()));
+      });
+      json(ctx, 200, new JsonObject().put("gpu_types", types));
+    }).onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  // ---- helpers
+
+  /** The body as a JSON object, or null after replying 400 naming the body. */
+  private static JsonObject jsonBody(RoutingContext ctx) {
+    try {
+      JsonObject body = ctx.body().asJsonObject();
+      if (body == null) {
+        throw new DecodeException("empty body");
+      }
+      return body;
+    } catch (DecodeException | ClassCastException e) {
+      ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("body", "must be a JSON object")));
+      return null;
+    }
+  }
+
+  private static void json(RoutingContext ctx, int status, JsonObject body) {
+    ApiError.send(ctx, status, body);
+  }
+}

@@ -1,0 +1,86 @@
+package dev.kernelrunner.model;
+
+import java.util.Optional;
+
+/** Every event a submission can go through, in lifecycle order; the last six end a submission with an error. */
+public enum EventType {
+  IN_QUEUE(0, true),
+  PROVISIONING(1, true),
+  COMPILING(2, true),
+  CHECKING(3, true),
+  TEST_RESULT(3, false),
+  CHECKED(4, true),
+  BENCHMARKING(5, true),
+  BENCHMARK_RESULT(5, false),
+  BENCHMARKED(6, true),
+  COMPILE_ERROR(7, true),
+  WRONG_ANSWER(7, true),
+  RUNTIME_ERROR(7, true),
+  TIME_LIMIT_EXCEEDED(7, true),
+  ERROR(7, true),
+  CANCELLED(7, true);
+
+  private final int rank;
+  private final boolean changesStatus;
+
+  EventType(int rank, boolean changesStatus) {
+    this.rank = rank;
+    this.changesStatus = changesStatus;
+  }
+
+  public static Optional<EventType> parse(String name) {
+    if (name == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(valueOf(name));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+  }
+
+  public boolean isError() {
+    return rank == 7;
+  }
+
+  /** Whether this event ends a submission run in {@code mode}. */
+  public boolean isTerminal(Mode mode) {
+    return isError() || this == BENCHMARKED || (this == CHECKED && mode == Mode.CHECK);
+  }
+
+  /** Per-test results leave the submission's status as it is. */
+  public boolean changesStatus() {
+    return changesStatus;
+  }
+
+  /** Events the agent may report; queueing and cancellation belong to the service. */
+  public boolean fromAgent() {
+    return this != IN_QUEUE && this != CANCELLED;
+  }
+
+  /**
+   * Whether {@code next} may follow a submission whose status is {@code this}: never after a terminal
+   * status, never backwards, and per-test results only inside their own phase.
+   */
+  public boolean accepts(EventType next, Mode mode) {
+    if (isTerminal(mode)) {
+      return false;
+    }
+    if (next.isError()) {
+      return true;
+    }
+    if (next == TEST_RESULT) {
+      return this == CHECKING;
+    }
+    if (next == BENCHMARK_RESULT) {
+      return this == BENCHMARKING;
+    }
+    if (next == IN_QUEUE) {
+      return this == IN_QUEUE;
+    }
+    if (next == BENCHMARKING || next == BENCHMARKED) {
+      return mode == Mode.BENCHMARK && next.rank >= rank;
+    }
+    return next.rank >= rank;
+  }
+}

@@ -1,0 +1,21 @@
+package dev.kernelrunner.model;
+
+import java.util.Optional;
+
+/** {@code check} runs the tests; {@code benchmark} runs them, then times the kernel. */
+public enum Mode {
+  CHECK, BENCHMARK;
+
+  public String wire() {
+    return name().toLowerCase();
+  }
+
+  public static Optional<Mode> parse(String value) {
+    for (Mode mode : values()) {
+      if (mode.wire().equals(value)) {
+        return Optional.of(mode);
+      }
+    }
+    return Optional.empty();
+  }
+}

@@ -1,0 +1,21 @@
+package dev.kernelrunner.model;
+
+import io.vertx.core.json.JsonObject;
+
+/** A validated submission request, as the HTTP edge hands it to the tracker. */
+public record NewSubmission(String userId, String problem, String language, String gpuType, String dtype,
+                            String code, Mode mode, boolean cancelOnDisconnect) {
+
+  public JsonObject toJson() {
+    return new JsonObject()
+        .put("user_id", userId).put("problem", problem).put("language", language)
+        .put("gpu_type", gpuType).put("dtype", dtype).put("code", code).put("mode", mode.wire())
+        .put("cancel_on_disconnect", cancelOnDisconnect);
+  }
+
+  public static NewSubmission fromJson(JsonObject json) {
+    return new NewSubmission(json.getString("user_id"), json.getString("problem"), json.getString("language"),
+        json.getString("gpu_type"), json.getString("dtype"), json.getString("code"),
+        Mode.parse(json.getString("mode")).orElseThrow(), json.getBoolean("cancel_on_disconnect", false));
+  }
+}

@@ -1,0 +1,167 @@
+package dev.kernelrunner.registry;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.bus.Failures;
+import dev.kernelrunner.config.AppConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which submission runs where (backend, node, pid, dstack run name), how many SSE clients watch each, and
+ * cancellation: by request, and of a stream-created submission whose last client went away and did not come
+ * back within the grace period.
+ */
+public class ActiveProcessRegistryVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(ActiveProcessRegistryVerticle.class);
+  private static final String CLIENT_DISCONNECTED = "client_disconnected";
+
+  private final AppConfig config;
+  private final MeterRegistry meters;
+  private final Map<String, JsonObject> processes = new HashMap<>();
+  private final Map<String, Integer> streams = new HashMap<>();
+  private final Map<String, Long> graceTimers = new HashMap<>();
+  private EventBus bus;
+
+  public ActiveProcessRegistryVerticle(AppConfig config, MeterRegistry meters) {
+    this.config = config;
+    this.meters = meters;
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = vertx.eventBus();
+    meters.gauge("kernel_runner_registry_processes", processes, Map::size);
+    meters.gauge("kernel_runner_sse_streams_open", streams, s -> s.values().stream().mapToInt(i -> i).sum());
+    return Future.all(List.of(
+            bus.<JsonObject>consumer(Addresses.REGISTRY_REGISTER, this::register).completion(),
+            bus.<JsonObject>consumer(Addresses.REGISTRY_UNREGISTER, this::unregister).completion(),
+            bus.<JsonObject>consumer(Addresses.REGISTRY_STREAM_OPENED, this::streamOpened).completion(),
+            bus.<JsonObject>consumer(Addresses.REGISTRY_STREAM_CLOSED, this::streamClosed).completion(),
+            bus.<JsonObject>consumer(Addresses.REGISTRY_LIST, this::list).completion(),
+            bus.<JsonObject>consumer(Addresses.SUBMISSIONS_CANCEL, this::cancel).completion()))
+        .compose(v -> watchUnwatched());
+  }
+
+  /** After a restart no client is connected: stream-created submissions get the grace period to come back. */
+  private Future<Void> watchUnwatched() {
+    return Bus.request(bus, Addresses.STORE_SUBMISSION_UNFINISHED, new JsonObject()).map(reply -> {
+      for (Object item : reply.getJsonArray("submissions")) {
+        JsonObject row = (JsonObject) item;
+        if (row.getBoolean("cancel_on_disconnect", false)) {
+          startGrace(row.getString("id"));
+        }
+      }
+      return null;
+    });
+  }
+
+  private void register(Message<JsonObject> message) {
+    JsonObject body = message.body();
+    String id = body.getString("submission_id");
+    processes.put(id, body.copy());
+    Bus.request(bus, Addresses.STORE_SUBMISSION_SET_RUN, body)
+        .onSuccess(message::reply)
+        .onFailure(error -> Failures.fail(message, error, log));
+  }
+
+  private void unregister(Message<JsonObject> message) {
+    JsonObject removed = processes.remove(message.body().getString("submission_id"));
+    message.reply(new JsonObject().put("removed", removed != null));
+  }
+
+  private void streamOpened(Message<JsonObject> message) {
+    String id = message.body().getString("submission_id");
+    int count = streams.merge(id, 1, Integer::sum);
+    Long timer = graceTimers.remove(id);
+    if (timer != null) {
+      vertx.cancelTimer(timer);
+      log.info("a client came back to {} within the grace period", id);
+    }
+    message.reply(new JsonObject().put("streams", count));
+  }
+
+  private void streamClosed(Message<JsonObject> message) {
+    String id = message.body().getString("submission_id");
+    int count = streams.merge(id, -1, Integer::sum);
+    if (count <= 0) {
+      streams.remove(id);
+      if (message.body().getBoolean("cancel_on_disconnect", false) && !message.body().getBoolean("finished", false)) {
+        startGrace(id);
+      }
+    }
+    message.reply(new JsonObject().put("streams", Math.max(count, 0)));
+  }
+
+  private void startGrace(String id) {
+    Duration grace = config.sse().disconnectGrace();
+    Long previous = graceTimers.put(id, vertx.setTimer(Math.max(1, grace.toMillis()), t -> {
+      graceTimers.remove(id);
+      if (streams.getOrDefault(id, 0) > 0) {
+        return;
+      }
+      log.info("no client for {} within {} s: cancelling it", id, grace.toSeconds());
+      cancel(id, "system", CLIENT_DISCONNECTED).onFailure(error ->
+          log.error("could not cancel {} after its clients left: {}", id, error.toString()));
+    }));
+    if (previous != null) {
+      vertx.cancelTimer(previous);
+    }
+  }
+
+  private void list(Message<JsonObject> message) {
+    JsonArray running = new JsonArray();
+    processes.values().forEach(running::add);
+    JsonObject watched = new JsonObject();
+    streams.forEach(watched::put);
+    message.reply(new JsonObject().put("processes", running).put("streams", watched));
+  }
+
+  private void cancel(Message<JsonObject> message) {
+    JsonObject body = message.body();
+    cancel(body.getString("submission_id"), body.getString("cancelled_by"), body.getString("reason"))
+        .onSuccess(message::reply)
+        .onFailure(error -> Failures.fail(message, error, log));
+  }
+
+  /**
+   * Cancels through the tracker (which drops a queued submission at once); a running one is killed, and the
+   * reply waits until its processes are gone and the outcome is stored. Replies with the final status.
+   */
+  private Future<JsonObject> cancel(String id, String by, String reason) {
+    JsonObject request = new JsonObject().put("submission_id", id).put("cancelled_by", by).put("reason", reason);
+    Duration killWait = config.agent().killGrace().plusSeconds(30);
+    return Bus.request(bus, Addresses.TRACKER_CANCEL, request).compose(outcome -> {
+      switch (outcome.getString("outcome")) {
+        case "running":
+          meters.counter("kernel_runner_cancellations_total", "reason", reason).increment();
+          return Bus.request(bus, Addresses.SUPERVISOR_KILL, request, killWait)
+              .compose(killed -> killed.getString("status") != null
+                  ? Future.succeededFuture(killed.getString("status")) : storedStatus(id));
+        case "cancelled":
+          meters.counter("kernel_runner_cancellations_total", "reason", reason).increment();
+          return Future.succeededFuture(outcome.getString("status"));
+        case "finished":
+          return Future.succeededFuture(outcome.getString("status"));
+        default:
+          return storedStatus(id);
+      }
+    }).map(status -> new JsonObject().put("submission_id", id).put("status", status));
+  }
+
+  private Future<String> storedStatus(String id) {
+    return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", id))
+        .map(row -> row.getString("status"));
+  }
+}

@@ -1,0 +1,280 @@
+package dev.kernelrunner.store;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Failures;
+import dev.kernelrunner.bus.Failures.CodedException;
+import dev.kernelrunner.model.EventFrame;
+import dev.kernelrunner.model.EventType;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.Tuple;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.Function;
+import org.flywaydb.core.Flyway;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The only code that touches the database: owns the pool, applies migrations, answers {@code store.*}. */
+public class ResultStoreVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(ResultStoreVerticle.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final String databaseUrl;
+  private final int poolSize;
+  private final MeterRegistry meters;
+  private Pool pool;
+
+  public ResultStoreVerticle(String databaseUrl, int poolSize, MeterRegistry meters) {
+    this.databaseUrl = databaseUrl;
+    this.poolSize = poolSize;
+    this.meters = meters;
+  }
+
+  @Override
+  public Future<?> start() {
+    PgConnectOptions connect = PgConnectOptions.fromUri(databaseUrl).setCachePreparedStatements(true);
+    return vertx.executeBlocking(() -> {
+          migrate(connect);
+          return null;
+        })
+        .compose(v -> {
+          pool = PgBuilder.pool()
+              .with(new PoolOptions().setMaxSize(poolSize).setMaxWaitQueueSize(10_000))
+              .connectingTo(connect)
+              .using(vertx)
+              .build();
+          return Future.all(List.of(
+              consume(Addresses.STORE_PING, body -> pool.query("SELECT 1").execute().map(rs -> new JsonObject())),
+              consume(Addresses.STORE_SUBMISSION_CREATE, this::createSubmission),
+              consume(Addresses.STORE_SUBMISSION_GET, this::getSubmission),
+              consume(Addresses.STORE_SUBMISSION_LIST, this::listSubmissions),
+              consume(Addresses.STORE_SUBMISSION_UNFINISHED, body -> pool.query(SubmissionSql.UNFINISHED).execute()
+                  .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)))),
+              consume(Addresses.STORE_SUBMISSION_SET_RUN, this::setRun),
+              consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
+              consume(Addresses.STORE_EVENT_APPEND, this::appendEvent),
+              consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),
+              consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
+              consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
+              consume(Addresses.STORE_TOKEN_BOOTSTRAP_ADMIN, body -> bootstrapAdmin())));
+        });
+  }
+
+  @Override
+  public Future<?> stop() {
+    return pool == null ? Future.succeededFuture() : pool.close();
+  }
+
+  private void migrate(PgConnectOptions connect) {
+    String jdbc = "jdbc:postgresql://" + connect.getHost() + ":" + connect.getPort() + "/" + connect.getDatabase();
+    Flyway.configure()
+        .dataSource(jdbc, connect.getUser(), connect.getPassword())
+        .locations("classpath:db/migration")
+        .load()
+        .migrate();
+  }
+
+  private Future<Void> consume(String address, Function<JsonObject, Future<?>> handler) {
+    return vertx.eventBus().<JsonObject>consumer(address, message -> {
+      Future<?> reply;
+      try {
+        reply = handler.apply(message.body());
+      } catch (RuntimeException e) {
+        reply = Future.failedFuture(e);
+      }
+      reply.onSuccess(message::reply).onFailure(error -> fail(message, error));
+    }).completion();
+  }
+
+  /**
+   * Errors that mean the database cannot be reached or used right now are 503; other server-side SQL errors
+   * are our bugs (500).
+   */
+  private void fail(Message<JsonObject> message, Throwable error) {
+    String submission = message.body().getString("submission_id", message.body().getString("id", "-"));
+    if (error instanceof CodedException) {
+      Failures.fail(message, error, log);
+    } else if ((error instanceof PgException pg && !unavailable(pg.getSqlState()))
+        || error instanceof IllegalArgumentException) {
+      log.error("{} failed for {}: {}", message.address(), submission, error.toString());
+      message.fail(Failures.INTERNAL, "database error: " + error.getMessage());
+    } else {
+      log.warn("{} for {}: database unavailable: {}", message.address(), submission, error.toString());
+      message.fail(Failures.UNAVAILABLE, "database unavailable: " + error.getMessage());
+    }
+  }
+
+  /** Connection, resource, shutdown, authentication and missing-database SQLSTATE classes. */
+  private static boolean unavailable(String sqlState) {
+    return sqlState == null || sqlState.startsWith("08") || sqlState.startsWith("53") || sqlState.startsWith("57")
+        || sqlState.startsWith("28") || sqlState.equals("3D000");
+  }
+
+  /** Inserts the row and its first IN_QUEUE event, unless the user already has too many unfinished. */
+  private Future<JsonObject> createSubmission(JsonObject body) {
+    UUID id = UUID.fromString(body.getString("id"));
+    String user = body.getString("user_id");
+    int maxActive = body.getInteger("max_active");
+    JsonObject firstEvent = new JsonObject().put("position", body.getInteger("position"));
+    return pool.withTransaction(conn -> conn.preparedQuery(SubmissionSql.LOCK_USER).execute(Tuple.of(user))
+        .compose(v -> conn.preparedQuery(SubmissionSql.COUNT_ACTIVE).execute(Tuple.of(user)))
+        .compose(rows -> {
+          long active = rows.iterator().next().getLong(0);
+          if (active >= maxActive) {
+            return Future.failedFuture(new CodedException(Failures.TOO_MANY,
+                "you already have " + active + " unfinished submissions (limit " + maxActive + ")"));
+          }
+          return conn.preparedQuery(SubmissionSql.INSERT).execute(Tuple.from(List.of(id, user,
+              body.getString("problem"), body.getString("language"), body.getString("gpu_type"),
+              body.getString("dtype"), body.getString("mode"), body.getString("code"),
+              body.getBoolean("cancel_on_disconnect", false))));
+        })
+        .compose(v -> conn.preparedQuery(EventSql.INSERT_FIRST).execute(Tuple.of(id, firstEvent)))
+        .map(rows -> new EventFrame(id.toString(), 1, EventType.IN_QUEUE,
+            rows.iterator().next().getOffsetDateTime("created_at"), firstEvent).toJson()));
+  }
+
+  private Future<JsonObject> getSubmission(JsonObject body) {
+    UUID id = parseId(body.getString("id"));
+    boolean withCode = body.getBoolean("include_code", false);
+    return pool.preparedQuery(withCode ? SubmissionSql.GET_WITH_CODE : SubmissionSql.GET).execute(Tuple.of(id))
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            return Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no submission " + id));
+          }
+          JsonObject submission = SubmissionSql.toJson(rows.iterator().next());
+          if (!body.getBoolean("include_results", false)) {
+            return Future.succeededFuture(submission);
+          }
+          return pool.preparedQuery(EventSql.RESULTS).execute(Tuple.of(id)).map(results -> {
+            JsonArray tests = new JsonArray();
+            JsonArray benchmarks = new JsonArray();
+            for (Row row : results) {
+              JsonObject payload = row.getJsonObject("payload");
+              JsonObject result = payload.getJsonObject("result", payload);
+              (EventType.TEST_RESULT.name().equals(row.getString("type")) ? tests : benchmarks).add(result);
+            }
+            return submission.put("test_results", tests).put("benchmark_results", benchmarks);
+          });
+        });
+  }
+
+  private Future<JsonObject> listSubmissions(JsonObject body) {
+    String before = body.getString("before");
+    Tuple args = Tuple.of(body.getString("user_id"), before == null ? null : OffsetDateTime.parse(before),
+        body.getInteger("limit", 50));
+    return pool.preparedQuery(SubmissionSql.LIST).execute(args)
+        .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)));
+  }
+
+  private Future<JsonObject> setRun(JsonObject body) {
+    return pool.preparedQuery(SubmissionSql.SET_RUN).execute(Tuple.of(parseId(body.getString("submission_id")),
+            body.getString("backend"), body.getString("node"), body.getInteger("pid"), body.getString("run_name")))
+        .map(rows -> new JsonObject().put("updated", rows.rowCount()));
+  }
+
+  /** Counts a restart and stores the IN_QUEUE event that puts the submission back in line. */
+  private Future<JsonObject> requeue(JsonObject body) {
+    UUID id = parseId(body.getString("submission_id"));
+    return pool.withTransaction(conn -> conn.preparedQuery(SubmissionSql.COUNT_RESTART).execute(Tuple.of(id))
+        .compose(v -> append(conn.preparedQuery(EventSql.APPEND)::execute, body)));
+  }
+
+  private Future<JsonObject> appendEvent(JsonObject body) {
+    return append(pool.preparedQuery(EventSql.APPEND)::execute, body);
+  }
+
+  private Future<JsonObject> append(Function<Tuple, Future<RowSet<Row>>> execute, JsonObject body) {
+    String id = body.getString("submission_id");
+    EventType type = EventType.valueOf(body.getString("type"));
+    JsonObject fields = body.getJsonObject("fields", new JsonObject());
+    Tuple args = Tuple.from(new ArrayList<>(java.util.Arrays.asList(parseId(id), type.name(),
+        type.changesStatus(), body.getBoolean("terminal", false), fields, body.getJsonObject("result"),
+        body.getJsonObject("error"), body.getString("cancelled_by"), body.getString("cancel_reason"))));
+    return execute.apply(args).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.failedFuture(new CodedException(Failures.CONFLICT, "submission " + id + " has finished"));
+      }
+      Row row = rows.iterator().next();
+      return Future.succeededFuture(
+          new EventFrame(id, row.getInteger("seq"), type, row.getOffsetDateTime("created_at"), fields).toJson());
+    });
+  }
+
+  private Future<JsonObject> eventsAfter(JsonObject body) {
+    UUID id = parseId(body.getString("submission_id"));
+    return pool.preparedQuery(EventSql.AFTER).execute(Tuple.of(id, body.getInteger("after_seq", 0))).map(rows -> {
+      JsonArray events = new JsonArray();
+      rows.forEach(row -> events.add(EventSql.toFrame(row).toJson()));
+      return new JsonObject().put("events", events);
+    });
+  }
+
+  private Future<JsonObject> createToken(JsonObject body) {
+    String token = newToken();
+    return pool.preparedQuery(TokenSql.INSERT)
+        .execute(Tuple.of(hash(token), body.getString("user_id"), body.getString("role"), body.getString("created_by")))
+        .map(v -> new JsonObject().put("token", token));
+  }
+
+  private Future<JsonObject> lookupToken(JsonObject body) {
+    return pool.preparedQuery(TokenSql.LOOKUP).execute(Tuple.of(hash(body.getString("token")))).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.failedFuture(new CodedException(Failures.NOT_FOUND, "unknown token"));
+      }
+      Row row = rows.iterator().next();
+      return Future.succeededFuture(
+          new JsonObject().put("user_id", row.getString("user_id")).put("role", row.getString("role")));
+    });
+  }
+
+  /** Creates the first admin token if no admin token exists; replies with it (once) or with nothing. */
+  private Future<JsonObject> bootstrapAdmin() {
+    String token = newToken();
+    return pool.preparedQuery(TokenSql.INSERT_FIRST_ADMIN).execute(Tuple.of(hash(token)))
+        .map(rows -> rows.rowCount() == 1 ? new JsonObject().put("token", token) : new JsonObject());
+  }
+
+  private static UUID parseId(String id) {
+    try {
+      return UUID.fromString(id);
+    } catch (RuntimeException e) {
+      throw new CodedException(Failures.NOT_FOUND, "no submission " + id);
+    }
+  }
+
+  private static String newToken() {
+    byte[] bytes = new byte[32];
+    RANDOM.nextBytes(bytes);
+    return "kr_" + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+  }
+
+  static String hash(String token) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

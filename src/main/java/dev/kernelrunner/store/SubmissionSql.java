@@ -1,0 +1,86 @@
+package dev.kernelrunner.store;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import java.time.OffsetDateTime;
+
+/** Every statement on {@code submissions}, and its row mapping. */
+final class SubmissionSql {
+  private SubmissionSql() {}
+
+  /** Serialises creates per user so that the active-submission limit holds under concurrency. */
+  static final String LOCK_USER = "SELECT pg_advisory_xact_lock(hashtext($1))";
+
+  static final String COUNT_ACTIVE = "SELECT count(*) FROM submissions WHERE user_id = $1 AND finished_at IS NULL";
+
+  static final String INSERT = """
+      INSERT INTO submissions (id, user_id, problem, language, gpu_type, dtype, mode, code, status, last_seq,
+                               cancel_on_disconnect)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'IN_QUEUE', 1, $9)""";
+
+  private static final String COLUMNS = """
+      id, user_id, problem, language, gpu_type, dtype, mode, status, last_seq, cancel_on_disconnect, backend,
+      node, pid, run_name, restart_count, result, error, cancelled_by, cancel_reason, created_at, started_at,
+      updated_at, finished_at""";
+
+  static final String GET = "SELECT " + COLUMNS + " FROM submissions WHERE id = $1";
+
+  static final String GET_WITH_CODE = "SELECT " + COLUMNS + ", code FROM submissions WHERE id = $1";
+
+  /** Newest first; {@code $1} user (null: everyone's), {@code $2} exclusive upper bound on created_at. */
+  static final String LIST = "SELECT " + COLUMNS + """
+       FROM submissions
+      WHERE ($1::text IS NULL OR user_id = $1) AND ($2::timestamptz IS NULL OR created_at < $2)
+      ORDER BY created_at DESC, id DESC
+      LIMIT $3""";
+
+  static final String UNFINISHED = "SELECT " + COLUMNS + " FROM submissions WHERE finished_at IS NULL ORDER BY created_at, id";
+
+  static final String SET_RUN = "UPDATE submissions SET backend = $2, node = $3, pid = $4, run_name = $5 WHERE id = $1";
+
+  static final String COUNT_RESTART = """
+      UPDATE submissions SET restart_count = restart_count + 1, pid = NULL, node = NULL, run_name = NULL
+       WHERE id = $1 AND finished_at IS NULL""";
+
+  static JsonObject toJson(Row row) {
+    JsonObject json = new JsonObject()
+        .put("id", row.getUUID("id").toString())
+        .put("user_id", row.getString("user_id"))
+        .put("problem", row.getString("problem"))
+        .put("language", row.getString("language"))
+        .put("gpu_type", row.getString("gpu_type"))
+        .put("dtype", row.getString("dtype"))
+        .put("mode", row.getString("mode"))
+        .put("status", row.getString("status"))
+        .put("last_seq", row.getInteger("last_seq"))
+        .put("cancel_on_disconnect", row.getBoolean("cancel_on_disconnect"))
+        .put("backend", row.getString("backend"))
+        .put("node", row.getString("node"))
+        .put("pid", row.getInteger("pid"))
+        .put("run_name", row.getString("run_name"))
+        .put("restart_count", row.getInteger("restart_count"))
+        .put("result", row.getJsonObject("result"))
+        .put("error", row.getJsonObject("error"))
+        .put("cancelled_by", row.getString("cancelled_by"))
+        .put("cancel_reason", row.getString("cancel_reason"))
+        .put("created_at", text(row.getOffsetDateTime("created_at")))
+        .put("started_at", text(row.getOffsetDateTime("started_at")))
+        .put("updated_at", text(row.getOffsetDateTime("updated_at")))
+        .put("finished_at", text(row.getOffsetDateTime("finished_at")));
+    if (row.getColumnIndex("code") >= 0) {
+      json.put("code", row.getString("code"));
+    }
+    return json;
+  }
+
+  static JsonArray toJson(Iterable<Row> rows) {
+    JsonArray array = new JsonArray();
+    rows.forEach(row -> array.add(toJson(row)));
+    return array;
+  }
+
+  private static String text(OffsetDateTime time) {
+    return time == null ? null : time.toString();
+  }
+}

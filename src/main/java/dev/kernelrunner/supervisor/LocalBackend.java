@@ -1,0 +1,170 @@
+package dev.kernelrunner.supervisor;
+
+import dev.kernelrunner.config.AppConfig;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the agent as a child process of this service: {@code AGENT_COMMAND --payload <file>}, no shell, in a
+ * session of its own. Its stdout and stderr are read by threads of their own, never by an event loop.
+ */
+public final class LocalBackend implements Backend {
+  private static final Logger log = LoggerFactory.getLogger(LocalBackend.class);
+  private static final long DRAIN_MILLIS = 2000;
+
+  private final Vertx vertx;
+  private final AppConfig.Agent agent;
+  private final Path runsDir;
+  private final String node;
+
+  public LocalBackend(Vertx vertx, AppConfig.Agent agent, Path runsDir, String node) {
+    this.vertx = vertx;
+    this.agent = agent;
+    this.runsDir = runsDir;
+    this.node = node;
+  }
+
+  @Override
+  public String name() {
+    return AppConfig.LOCAL_BACKEND;
+  }
+
+  @Override
+  public Future<Backend.RunHandle> start(JsonObject payload, RunListener listener) {
+    Context context = vertx.getOrCreateContext();
+    String id = payload.getString("submission_id");
+    return vertx.executeBlocking(() -> {
+      Path dir = runsDir.resolve(id);
+      Files.createDirectories(dir);
+      Path file = dir.resolve("payload.json");
+      Files.writeString(file, payload.encode());
+      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+      List<String> argv = new ArrayList<>(ProcessTree.sessionLeaderPrefix());
+      argv.addAll(agent.command());
+      argv.add("--payload");
+      argv.add(file.toAbsolutePath().toString());
+      ProcessBuilder builder = new ProcessBuilder(argv)
+          .directory(agent.workdir().toFile())
+          .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+      builder.environment().put("PYTHONUNBUFFERED", "1");
+      builder.environment().put("KERNEL_RUNNER_SUBMISSION_ID", id);
+      Process process = builder.start();
+      LocalRun run = new LocalRun(id, process, context, listener, new AgentOutput.LogTail(agent.logTailLines()));
+      run.follow();
+      return run;
+    }, false);
+  }
+
+  /** One agent process and the threads that read it. */
+  private final class LocalRun implements Backend.RunHandle {
+    private final String id;
+    private final Process process;
+    private final Context context;
+    private final RunListener listener;
+    private final AgentOutput.LogTail tail;
+    private final AtomicBoolean killing = new AtomicBoolean();
+
+    LocalRun(String id, Process process, Context context, RunListener listener, AgentOutput.LogTail tail) {
+      this.id = id;
+      this.process = process;
+      this.context = context;
+      this.listener = listener;
+      this.tail = tail;
+    }
+
+    void follow() {
+      Thread out = reader("agent-out-" + id, process.getInputStream(), true);
+      Thread err = reader("agent-err-" + id, process.getErrorStream(), false);
+      Thread waiter = new Thread(() -> {
+        Integer code = null;
+        try {
+          code = process.waitFor();
+          // Whatever the agent left behind goes with it.
+          ProcessTree.signal(process.pid(), true);
+          out.join(DRAIN_MILLIS);
+          err.join(DRAIN_MILLIS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        Integer exitCode = code;
+        context.runOnContext(v -> listener.onExit(exitCode, tail.lines()));
+      }, "agent-wait-" + id);
+      waiter.setDaemon(true);
+      waiter.start();
+    }
+
+    private Thread reader(String name, InputStream stream, boolean events) {
+      Thread thread = new Thread(() -> {
+        StringBuilder buffer = new StringBuilder();
+        try (Reader in = new InputStreamReader(stream, StandardCharsets.UTF_8)) {
+          String line;
+          while ((line = AgentOutput.readLine(in, buffer)) != null) {
+            if (events && line.startsWith(AgentOutput.PREFIX)) {
+              var event = AgentOutput.parse(line);
+              if (event.isPresent()) {
+                var e = event.get();
+                context.runOnContext(v -> listener.onEvent(e.type(), e.fields()));
+                continue;
+              }
+              log.warn("submission {}: ignored a malformed event line", id);
+            }
+            tail.add(line);
+          }
+        } catch (IOException e) {
+          log.debug("submission {}: {} closed: {}", id, name, e.toString());
+        }
+      }, name);
+      thread.setDaemon(true);
+      thread.start();
+      return thread;
+    }
+
+    @Override
+    public long pid() {
+      return process.pid();
+    }
+
+    @Override
+    public String node() {
+      return node;
+    }
+
+    @Override
+    public String runName() {
+      return null;
+    }
+
+    @Override
+    public void kill() {
+      if (!process.isAlive() || !killing.compareAndSet(false, true)) {
+        return;
+      }
+      vertx.executeBlocking(() -> {
+        ProcessTree.signal(process.pid(), false);
+        return null;
+      }, false).onComplete(ar -> vertx.setTimer(Math.max(1, agent.killGrace().toMillis()), t ->
+          vertx.executeBlocking(() -> {
+            if (process.isAlive() || ProcessTree.groupAlive(process.pid())) {
+              ProcessTree.signal(process.pid(), true);
+            }
+            return null;
+          }, false)));
+    }
+  }
+}

@@ -1,0 +1,220 @@
+package dev.kernelrunner.supervisor;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.bus.Failures;
+import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.Mode;
+import dev.kernelrunner.model.Progress;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Owns the child processes that run submissions: starts them through the backend of their GPU type, turns
+ * what they print into {@code submissions.progress}, enforces the time limit, kills on request.
+ */
+public class ProcessSupervisorVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(ProcessSupervisorVerticle.class);
+  /** Backends this build can run; a GPU type whose backend is missing here is not offered. */
+  public static final Set<String> BACKENDS = Set.of(AppConfig.LOCAL_BACKEND);
+  /** How long a kill for a run not started yet is remembered, so the start is refused. */
+  private static final Duration KILL_MEMORY = Duration.ofMinutes(2);
+
+  private final AppConfig config;
+  private final MeterRegistry meters;
+  private final Map<String, Run> runs = new HashMap<>();
+  private final Map<String, Long> killedBeforeStart = new HashMap<>();
+  private final Map<String, Backend> backends = new HashMap<>();
+  private EventBus bus;
+
+  public ProcessSupervisorVerticle(AppConfig config, MeterRegistry meters) {
+    this.config = config;
+    this.meters = meters;
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = vertx.eventBus();
+    Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
+    return vertx.executeBlocking(() -> {
+      Files.createDirectories(runsDir);
+      String host = System.getenv("HOSTNAME");
+      return host != null && !host.isBlank() ? host
+          : Files.readString(Path.of("/etc/hostname")).trim();
+    }).compose(node -> {
+      backends.put(AppConfig.LOCAL_BACKEND, new LocalBackend(vertx, config.agent(), runsDir, node));
+      return Future.all(List.of(
+          bus.<JsonObject>consumer(Addresses.SUPERVISOR_START, this::start).completion(),
+          bus.<JsonObject>consumer(Addresses.SUPERVISOR_KILL, this::kill).completion(),
+          bus.<JsonObject>consumer(Addresses.SUPERVISOR_REAP, this::reap).completion()));
+    });
+  }
+
+  @Override
+  public Future<?> stop() {
+    // The service is going away: its agents go too (a restart re-queues them).
+    runs.values().forEach(run -> {
+      if (run.handle != null) {
+        run.handle.kill();
+      }
+    });
+    return Future.succeededFuture();
+  }
+
+  /** Accepts at once; how the start went arrives as progress (events, then an exit). */
+  private void start(Message<JsonObject> message) {
+    String id = message.body().getString("submission_id");
+    String backendName = message.body().getString("backend");
+    message.reply(new JsonObject().put("accepted", true));
+    Run run = new Run(id);
+    runs.put(id, run);
+    Backend backend = backends.get(backendName);
+    if (backend == null) {
+      finish(run, null, List.of(), "no backend '" + backendName + "' in this build");
+      return;
+    }
+    if (killedBeforeStart.remove(id) != null) {
+      run.killRequested = true;
+      finish(run, null, List.of(), null);
+      return;
+    }
+    Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", id).put("include_code", true))
+        .compose(submission -> {
+          run.mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
+          if (run.killRequested) {
+            return Future.failedFuture(new IllegalStateException("cancelled before start"));
+          }
+          return backend.start(payload(submission), listener(run));
+        })
+        .onSuccess(handle -> started(run, handle, backendName))
+        .onFailure(error -> finish(run, null, List.of(), run.killRequested ? null : error.getMessage()));
+  }
+
+  private JsonObject payload(JsonObject submission) {
+    AppConfig.Limits limits = config.agent().limits();
+    return new JsonObject()
+        .put("submission_id", submission.getString("id"))
+        .put("problem", submission.getString("problem"))
+        .put("language", submission.getString("language"))
+        .put("dtype", submission.getString("dtype"))
+        .put("code", submission.getString("code"))
+        .put("mode", submission.getString("mode"))
+        .put("gpu_type", submission.getString("gpu_type"))
+        .put("limits", new JsonObject().put("compile_seconds", limits.compileSeconds())
+            .put("test_seconds", limits.testSeconds()).put("benchmark_seconds", limits.benchmarkSeconds()));
+  }
+
+  private void started(Run run, Backend.RunHandle handle, String backend) {
+    run.handle = handle;
+    if (run.killRequested) {
+      handle.kill();
+    }
+    run.timer = vertx.setTimer(config.agent().submissionTimeout().toMillis(), t -> {
+      log.warn("submission {} ran past its time limit; killing it", run.id);
+      run.timedOut = true;
+      handle.kill();
+    });
+    Bus.request(bus, Addresses.REGISTRY_REGISTER, new JsonObject().put("submission_id", run.id)
+            .put("backend", backend).put("pid", handle.pid()).put("node", handle.node())
+            .put("run_name", handle.runName()))
+        .onFailure(error -> log.warn("could not register {}: {}", run.id, error.toString()));
+  }
+
+  private RunListener listener(Run run) {
+    return new RunListener() {
+      @Override
+      public void onEvent(EventType type, JsonObject fields) {
+        if (type.isTerminal(run.mode)) {
+          run.terminalSeen = true;
+        }
+        Bus.request(bus, Addresses.SUBMISSIONS_PROGRESS, new Progress.Event(run.id, type, fields).toJson())
+            .onFailure(error -> log.error("progress {} for {} was not taken: {}", type, run.id, error.toString()));
+      }
+
+      @Override
+      public void onExit(Integer exitCode, List<String> logTail) {
+        finish(run, exitCode, logTail, null);
+      }
+    };
+  }
+
+  /** Reports the end of a run, then answers whoever waits for it to be gone. */
+  private void finish(Run run, Integer exitCode, List<String> logTail, String startError) {
+    vertx.cancelTimer(run.timer);
+    runs.remove(run.id);
+    if (run.handle != null) {
+      bus.request(Addresses.REGISTRY_UNREGISTER, new JsonObject().put("submission_id", run.id))
+          .onFailure(error -> log.warn("could not unregister {}: {}", run.id, error.toString()));
+    }
+    Progress.Exit exit = new Progress.Exit(run.id, exitCode, run.killRequested, run.timedOut, run.terminalSeen,
+        startError, logTail);
+    Bus.request(bus, Addresses.SUBMISSIONS_PROGRESS, exit.toJson())
+        .onSuccess(reply -> run.gone.complete(reply.getString("status")))
+        .onFailure(error -> {
+          log.error("exit of {} was not taken: {}", run.id, error.toString());
+          run.gone.complete(null);
+        });
+  }
+
+  /** Kills a run and answers once its processes are gone and its end is stored. */
+  private void kill(Message<JsonObject> message) {
+    String id = message.body().getString("submission_id");
+    Run run = runs.get(id);
+    if (run == null) {
+      killedBeforeStart.put(id, System.currentTimeMillis());
+      killedBeforeStart.values().removeIf(at -> at < System.currentTimeMillis() - KILL_MEMORY.toMillis());
+      message.reply(new JsonObject().put("status", (String) null).put("running", false));
+      return;
+    }
+    run.killRequested = true;
+    if (run.handle != null) {
+      run.handle.kill();
+    }
+    run.gone.future().onComplete(status -> message.reply(new JsonObject().put("status", status.result())
+        .put("running", true)));
+  }
+
+  private void reap(Message<JsonObject> message) {
+    String id = message.body().getString("submission_id");
+    long pid = message.body().getLong("pid");
+    vertx.executeBlocking(() -> ProcessTree.reapOrphan(pid, id, config.agent().killGrace().toMillis()), false)
+        .onSuccess(killed -> {
+          if (killed) {
+            log.info("killed agent process {} left over from a previous run of {}", pid, id);
+          }
+          message.reply(new JsonObject().put("killed", killed));
+        })
+        .onFailure(error -> Failures.fail(message, error, log));
+  }
+
+  /** One run from the start request until its exit is stored. */
+  private static final class Run {
+    final String id;
+    final Promise<String> gone = Promise.promise();
+    Backend.RunHandle handle;
+    Mode mode = Mode.BENCHMARK;
+    boolean killRequested;
+    boolean timedOut;
+    boolean terminalSeen;
+    long timer = -1;
+
+    Run(String id) {
+      this.id = id;
+    }
+  }
+}

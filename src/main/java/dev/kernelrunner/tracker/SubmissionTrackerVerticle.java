@@ -1,0 +1,362 @@
+package dev.kernelrunner.tracker;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.bus.Failures;
+import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.Mode;
+import dev.kernelrunner.model.NewSubmission;
+import dev.kernelrunner.model.Progress;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The submission state machine and one queue per GPU type. Every event of a submission passes through
+ * here: it is checked against the lifecycle, stored (in order, one at a time per submission), then
+ * published on {@code submissions.events.<id>}. A GPU slot is held from dispatch until the process is gone.
+ */
+public class SubmissionTrackerVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(SubmissionTrackerVerticle.class);
+
+  private final AppConfig config;
+  private final Map<String, GpuType> gpuTypes;
+  private final MeterRegistry meters;
+  private final Map<String, Tracked> active = new HashMap<>();
+  private final Map<String, ArrayDeque<Tracked>> queues = new LinkedHashMap<>();
+  private final Map<String, Integer> running = new HashMap<>();
+  private EventBus bus;
+
+  public SubmissionTrackerVerticle(AppConfig config, Map<String, GpuType> gpuTypes, MeterRegistry meters) {
+    this.config = config;
+    this.gpuTypes = gpuTypes;
+    this.meters = meters;
+  }
+
+  @Override
+  public Future<?> start() {
+    bus = vertx.eventBus();
+    gpuTypes.keySet().forEach(type -> {
+      queues.put(type, new ArrayDeque<>());
+      running.put(type, 0);
+    });
+    return reconcile().compose(v -> Future.all(List.of(
+        consume(Addresses.SUBMISSIONS_CREATE, this::create),
+        consume(Addresses.SUBMISSIONS_PROGRESS, this::progress),
+        consume(Addresses.TRACKER_CANCEL, this::cancel),
+        consume(Addresses.TRACKER_QUEUES, this::queueState))));
+  }
+
+  private Future<Void> consume(String address, Consumer<Message<JsonObject>> handler) {
+    return bus.<JsonObject>consumer(address, message -> {
+      try {
+        handler.accept(message);
+      } catch (RuntimeException e) {
+        log.error("{} failed for {}", address, message.body().getString("submission_id", "-"), e);
+        message.fail(Failures.INTERNAL, e.toString());
+      }
+    }).completion();
+  }
+
+  // ---- creating and queueing
+
+  private void create(Message<JsonObject> message) {
+    NewSubmission request = NewSubmission.fromJson(message.body());
+    ArrayDeque<Tracked> queue = queues.get(request.gpuType());
+    if (queue == null) {
+      message.fail(Failures.BAD_REQUEST, "GPU type " + request.gpuType() + " is not served");
+      return;
+    }
+    String id = UUID.randomUUID().toString();
+    int position = queue.size();
+    JsonObject row = request.toJson().put("id", id).put("position", position)
+        .put("max_active", config.http().maxActivePerUser());
+    Bus.request(bus, Addresses.STORE_SUBMISSION_CREATE, row).onSuccess(frame -> {
+      Tracked tracked = new Tracked(id, request.userId(), request.gpuType(), request.mode());
+      tracked.lastPosition = position;
+      active.put(id, tracked);
+      queue.add(tracked);
+      bus.publish(Addresses.events(id), frame);
+      counter("kernel_runner_submissions_created_total", request.gpuType()).increment();
+      message.reply(new JsonObject().put("id", id).put("status", EventType.IN_QUEUE.name())
+          .put("position", position).put("seq", frame.getInteger("seq")));
+      dispatch(request.gpuType());
+    }).onFailure(error -> Failures.fail(message, error, log));
+  }
+
+  /** Starts queued submissions while their GPU type has free slots, then tells the rest where they stand. */
+  private void dispatch(String gpuType) {
+    ArrayDeque<Tracked> queue = queues.get(gpuType);
+    GpuType type = gpuTypes.get(gpuType);
+    while (running.get(gpuType) < type.capacity() && !queue.isEmpty()) {
+      Tracked next = queue.poll();
+      running.merge(gpuType, 1, Integer::sum);
+      next.dispatched = true;
+      accept(next, EventType.PROVISIONING, new JsonObject().put("backend", type.backend()), null);
+      JsonObject start = new JsonObject().put("submission_id", next.id).put("gpu_type", gpuType)
+          .put("backend", type.backend());
+      bus.<JsonObject>request(Addresses.SUPERVISOR_START, start).onFailure(error -> {
+        // The supervisor never saw it, so no exit will come: report one ourselves to free the slot.
+        log.error("supervisor did not take {}: {}", next.id, error.toString());
+        onExit(new Progress.Exit(next.id, null, false, false, false, error.getMessage(), List.of()));
+      });
+    }
+    updatePositions(gpuType);
+  }
+
+  private void updatePositions(String gpuType) {
+    int position = 0;
+    for (Tracked queued : queues.get(gpuType)) {
+      if (queued.lastPosition != position) {
+        queued.lastPosition = position;
+        accept(queued, EventType.IN_QUEUE, new JsonObject().put("position", position), null);
+      }
+      position++;
+    }
+  }
+
+  // ---- progress from backends
+
+  private void progress(Message<JsonObject> message) {
+    Progress progress = Progress.fromJson(message.body());
+    if (progress instanceof Progress.Exit exit) {
+      onExit(exit).onComplete(status -> message.reply(new JsonObject().put("status", status.result())));
+      return;
+    }
+    Progress.Event event = (Progress.Event) progress;
+    Tracked tracked = active.get(event.submissionId());
+    if (tracked == null) {
+      log.warn("dropped {} for {}: not running", event.type(), event.submissionId());
+      message.reply(new JsonObject().put("accepted", false));
+      return;
+    }
+    if (!event.type().fromAgent() || !tracked.status.accepts(event.type(), tracked.mode)) {
+      log.warn("dropped illegal transition {} -> {} for {}", tracked.status, event.type(), tracked.id);
+      message.reply(new JsonObject().put("accepted", false));
+      return;
+    }
+    accept(tracked, event.type(), event.fields(), null)
+        .onComplete(ar -> message.reply(new JsonObject().put("accepted", ar.succeeded())));
+  }
+
+  /** The process is gone: record how it ended (unless the agent already did), free the slot, start the next. */
+  private Future<String> onExit(Progress.Exit exit) {
+    Tracked tracked = active.get(exit.submissionId());
+    if (tracked == null || !tracked.dispatched) {
+      return Future.succeededFuture(tracked == null ? null : tracked.status.name());
+    }
+    if (!tracked.terminal) {
+      String tail = String.join("\n", exit.logTail());
+      if (tracked.cancelledBy != null) {
+        accept(tracked, EventType.CANCELLED, cancelFields(tracked), null);
+      } else if (exit.timedOut()) {
+        long limit = config.agent().submissionTimeout().toSeconds();
+        accept(tracked, EventType.TIME_LIMIT_EXCEEDED, new JsonObject()
+            .put("phase", tracked.status.name().toLowerCase()).put("limit_seconds", limit)
+            .put("message", "the submission ran past its time limit of " + limit + " s").put("details", tail), null);
+      } else if (exit.startError() != null) {
+        accept(tracked, EventType.ERROR, new JsonObject().put("message", "the agent could not be started")
+            .put("details", exit.startError()), null);
+      } else if (exit.killed()) {
+        tracked.cancelledBy = "system";
+        tracked.cancelReason = "killed";
+        accept(tracked, EventType.CANCELLED, cancelFields(tracked), null);
+      } else if (exit.exitCode() != null && exit.exitCode() != 0) {
+        accept(tracked, EventType.RUNTIME_ERROR, new JsonObject()
+            .put("message", "the agent exited with code " + exit.exitCode() + " before reporting a result")
+            .put("exit_code", exit.exitCode()).put("details", tail), null);
+      } else {
+        accept(tracked, EventType.ERROR, new JsonObject()
+            .put("message", "the agent exited without reporting a result").put("exit_code", exit.exitCode())
+            .put("details", tail), null);
+      }
+    }
+    return tracked.chain.transform(ar -> {
+      active.remove(tracked.id);
+      running.merge(tracked.gpuType, -1, Integer::sum);
+      dispatch(tracked.gpuType);
+      return Future.succeededFuture(tracked.status.name());
+    });
+  }
+
+  // ---- cancellation
+
+  private void cancel(Message<JsonObject> message) {
+    JsonObject body = message.body();
+    Tracked tracked = active.get(body.getString("submission_id"));
+    if (tracked == null) {
+      message.reply(new JsonObject().put("outcome", "not_active"));
+      return;
+    }
+    if (tracked.terminal) {
+      message.reply(new JsonObject().put("outcome", "finished").put("status", tracked.status.name()));
+      return;
+    }
+    if (tracked.cancelledBy == null) {
+      tracked.cancelledBy = body.getString("cancelled_by");
+      tracked.cancelReason = body.getString("reason");
+    }
+    if (tracked.dispatched) {
+      message.reply(new JsonObject().put("outcome", "running"));
+      return;
+    }
+    queues.get(tracked.gpuType).remove(tracked);
+    accept(tracked, EventType.CANCELLED, cancelFields(tracked), null).onComplete(ar -> {
+      active.remove(tracked.id);
+      message.reply(new JsonObject().put("outcome", "cancelled").put("status", tracked.status.name()));
+    });
+    updatePositions(tracked.gpuType);
+  }
+
+  private static JsonObject cancelFields(Tracked tracked) {
+    return new JsonObject().put("cancelled_by", tracked.cancelledBy).put("reason", tracked.cancelReason)
+        .put("message", "cancelled by " + tracked.cancelledBy + " (" + tracked.cancelReason + ")");
+  }
+
+  private void queueState(Message<JsonObject> message) {
+    JsonObject state = new JsonObject();
+    gpuTypes.forEach((name, type) -> state.put(name, new JsonObject().put("backend", type.backend())
+        .put("capacity", type.capacity()).put("running", running.get(name)).put("queued", queues.get(name).size())));
+    message.reply(state);
+  }
+
+  // ---- storing and publishing events
+
+  /**
+   * Moves the submission to {@code type} now (so later checks see it) and stores then publishes the event
+   * after every earlier event of the same submission. {@code storeAddress} null means a plain append.
+   */
+  private Future<JsonObject> accept(Tracked tracked, EventType type, JsonObject fields, String storeAddress) {
+    if (tracked.terminal) {
+      log.warn("dropped {} for {}: already {}", type, tracked.id, tracked.status);
+      return Future.failedFuture("finished");
+    }
+    if (type.changesStatus()) {
+      tracked.status = type;
+    }
+    boolean terminal = type.isTerminal(tracked.mode);
+    tracked.terminal = terminal;
+    JsonObject append = new JsonObject().put("submission_id", tracked.id).put("type", type.name())
+        .put("fields", fields).put("terminal", terminal);
+    if (type == EventType.BENCHMARKED || type == EventType.CHECKED) {
+      append.put("result", fields);
+    }
+    if (type.isError()) {
+      append.put("error", new JsonObject().put("type", type.name()).put("message", fields.getValue("message"))
+          .put("details", fields.getValue("details")));
+    }
+    if (type == EventType.CANCELLED) {
+      append.put("cancelled_by", tracked.cancelledBy).put("cancel_reason", tracked.cancelReason);
+    }
+    String address = storeAddress == null ? Addresses.STORE_EVENT_APPEND : storeAddress;
+    Future<JsonObject> stored = tracked.chain.transform(ignored -> Bus.request(bus, address, append))
+        .onSuccess(frame -> bus.publish(Addresses.events(tracked.id), frame))
+        .onFailure(error -> log.error("could not store {} for {}: {}", type, tracked.id, error.toString()));
+    tracked.chain = stored.mapEmpty();
+    if (terminal) {
+      stored.onSuccess(frame -> counter("kernel_runner_submissions_finished_total", tracked.gpuType,
+          "status", type.name()).increment());
+    }
+    return stored;
+  }
+
+  private Counter counter(String name, String gpuType, String... tags) {
+    List<String> all = new ArrayList<>(List.of("gpu_type", gpuType));
+    all.addAll(List.of(tags));
+    return meters.counter(name, all.toArray(String[]::new));
+  }
+
+  // ---- restart reconciliation
+
+  /**
+   * Puts back what the database shows unfinished: queued ones in line again; running ones (whose process
+   * died with the previous service) killed if left over, then re-queued once, or failed the second time.
+   */
+  private Future<Void> reconcile() {
+    return Bus.request(bus, Addresses.STORE_SUBMISSION_UNFINISHED, new JsonObject()).compose(reply -> {
+      List<Future<?>> steps = new ArrayList<>();
+      for (Object item : reply.getJsonArray("submissions")) {
+        steps.add(reconcileOne((JsonObject) item));
+      }
+      return Future.join(steps);
+    }).compose(v -> {
+      queues.keySet().forEach(this::dispatch);
+      return Future.<Void>succeededFuture();
+    });
+  }
+
+  private Future<?> reconcileOne(JsonObject row) {
+    String id = row.getString("id");
+    Tracked tracked = new Tracked(id, row.getString("user_id"), row.getString("gpu_type"),
+        Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK));
+    tracked.status = EventType.valueOf(row.getString("status"));
+    tracked.lastPosition = -1;
+    active.put(id, tracked);
+    ArrayDeque<Tracked> queue = queues.get(tracked.gpuType);
+    if (queue == null) {
+      return accept(tracked, EventType.ERROR, new JsonObject()
+          .put("message", "GPU type " + tracked.gpuType + " is no longer served by this service"), null)
+          .onComplete(ar -> active.remove(id));
+    }
+    if (tracked.status == EventType.IN_QUEUE) {
+      queue.add(tracked);
+      return Future.succeededFuture();
+    }
+    Future<?> reaped = row.getInteger("pid") == null ? Future.succeededFuture()
+        : Bus.request(bus, Addresses.SUPERVISOR_REAP, new JsonObject().put("submission_id", id)
+            .put("pid", row.getInteger("pid"))).otherwise(error -> {
+              log.warn("could not reap the old process of {}: {}", id, error.toString());
+              return null;
+            });
+    return reaped.compose(v -> {
+      if (row.getInteger("restart_count", 0) >= 1) {
+        return accept(tracked, EventType.ERROR, new JsonObject()
+            .put("message", "the service restarted twice while this submission ran; giving up"), null)
+            .onComplete(ar -> active.remove(id));
+      }
+      tracked.status = EventType.IN_QUEUE;
+      tracked.lastPosition = queue.size();
+      queue.add(tracked);
+      return accept(tracked, EventType.IN_QUEUE, new JsonObject().put("position", tracked.lastPosition)
+          .put("reason", "restarted"), Addresses.STORE_SUBMISSION_REQUEUE);
+    });
+  }
+
+  /** One submission this service is responsible for, from creation until its process is gone. */
+  private static final class Tracked {
+    final String id;
+    final String userId;
+    final String gpuType;
+    final Mode mode;
+    EventType status = EventType.IN_QUEUE;
+    boolean terminal;
+    boolean dispatched;
+    int lastPosition;
+    String cancelledBy;
+    String cancelReason;
+    Future<Void> chain = Future.succeededFuture();
+
+    Tracked(String id, String userId, String gpuType, Mode mode) {
+      this.id = id;
+      this.userId = userId;
+      this.gpuType = gpuType;
+      this.mode = mode;
+    }
+  }
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""A test agent that speaks the real agent protocol (JSON_EVENT lines on stdout, logs on stderr).
+
+What it does is chosen by directives in the submitted code, so one agent serves every test:
+  // agent: ok | slow | crash | garbage | hang | trap_term | exit0
+  // delay: <seconds between events>
+It writes the code it received to $FAKE_AGENT_ECHO_DIR/<submission_id>.code, byte for byte.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+
+def emit(event_type, **fields):
+    fields["type"] = event_type
+    sys.stdout.write("JSON_EVENT:" + json.dumps(fields) + "\n")
+    sys.stdout.flush()
+
+
+def directive(code, name, default):
+    match = re.search(r"//\s*" + name + r":\s*(\S+)", code)
+    return match.group(1) if match else default
+
+
+def main():
+    args = sys.argv[1:]
+    payload_path = args[args.index("--payload") + 1]
+    with open(payload_path, "rb") as f:
+        payload = json.loads(f.read().decode("utf-8"))
+    code = payload["code"]
+    echo_dir = os.environ.get("FAKE_AGENT_ECHO_DIR")
+    if echo_dir:
+        with open(os.path.join(echo_dir, payload["submission_id"] + ".code"), "wb") as f:
+            f.write(code.encode("utf-8"))
+    behaviour = directive(code, "agent", "ok")
+    delay = float(directive(code, "delay", "0.01"))
+    print("fake agent starting " + behaviour, file=sys.stderr, flush=True)
+
+    child = subprocess.Popen(["sleep", "300"])  # a grandchild of the service, to prove tree kills
+    if behaviour == "trap_term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    emit("COMPILING", child_pid=child.pid, agent_pid=os.getpid(), code_bytes=len(code.encode("utf-8")))
+    print("compiling with nvcc (pretend)")
+
+    if behaviour == "crash":
+        print("Segmentation fault (core dumped) in solution()", file=sys.stderr, flush=True)
+        child.kill()
+        sys.exit(139)
+    if behaviour == "exit0":
+        child.kill()
+        sys.exit(0)
+    if behaviour in ("hang", "trap_term"):
+        while True:
+            time.sleep(1)
+    if behaviour == "garbage":
+        print("not an event at all")
+        print("JSON_EVENT:{this is not json")
+        print('JSON_EVENT:{"type": "NOT_A_TYPE"}')
+        emit("TEST_RESULT", result={"test_id": 99, "name": "out of phase", "status": "PASSED"})
+        sys.stdout.write("x" * 100000 + "\n")
+
+    tests = [{"test_id": 1, "name": "n = 1024"}, {"test_id": 2, "name": "n = 65536"}]
+    time.sleep(delay)
+    emit("CHECKING", total_tests=len(tests))
+    for test in tests:
+        time.sleep(delay)
+        emit("TEST_RESULT", result=dict(test, status="PASSED"), total_tests=len(tests))
+    time.sleep(delay)
+    emit("CHECKED", passed_tests=len(tests), total_tests=len(tests))
+    if payload["mode"] == "check":
+        child.kill()
+        return
+    time.sleep(delay)
+    emit("BENCHMARKING", total_tests=len(tests))
+    results = []
+    for i, test in enumerate(tests):
+        time.sleep(delay)
+        result = dict(test, runtime_ms=0.5 * (i + 1), gflops=100.0 / (i + 1))
+        results.append(result)
+        emit("BENCHMARK_RESULT", result=result)
+    time.sleep(delay)
+    emit("BENCHMARKED", avg_runtime_ms=0.75, avg_gflops=75.0, test_results=results, device={"name": "fake"})
+    if behaviour == "garbage":
+        emit("TEST_RESULT", result={"test_id": 100, "name": "after the end", "status": "FAILED"})
+    child.kill()
+
+
+if __name__ == "__main__":
+    main()
