@@ -4,7 +4,7 @@
 What it does is chosen by directives in the submitted code, so one agent serves every test:
   // agent: ok | slow | crash | garbage | hang | trap_term | exit0
   // delay: <seconds between events>
-It writes the code it received to $FAKE_AGENT_ECHO_DIR/<submission_id>.code, byte for byte.
+It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
 import json
 import os
@@ -32,7 +32,7 @@ def main():
     with open(payload_path, "rb") as f:
         payload = json.loads(f.read().decode("utf-8"))
     code = payload["code"]
-    echo_dir = os.environ.get("FAKE_AGENT_ECHO_DIR")
+    echo_dir = os.environ.get("FAKE_AGENT_ECHO_DIR") or os.getcwd()
     if echo_dir:
         with open(os.path.join(echo_dir, payload["submission_id"] + ".code"), "wb") as f:
             f.write(code.encode("utf-8"))

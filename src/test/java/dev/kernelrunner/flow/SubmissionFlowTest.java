@@ -1,0 +1,268 @@
+package dev.kernelrunner.flow;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kernelrunner.support.SseClient;
+import dev.kernelrunner.support.SseClient.Frame;
+import dev.kernelrunner.support.TestService;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** A submission end to end through the HTTP API: events, streams, replay, stored results, agent faults. */
+@ExtendWith(VertxExtension.class)
+class SubmissionFlowTest {
+  private static final Duration WAIT = Duration.ofSeconds(30);
+  private static final List<String> BENCHMARK_SEQUENCE = List.of("IN_QUEUE", "PROVISIONING", "COMPILING",
+      "CHECKING", "TEST_RESULT", "TEST_RESULT", "CHECKED", "BENCHMARKING", "BENCHMARK_RESULT", "BENCHMARK_RESULT",
+      "BENCHMARKED");
+
+  private static TestService service;
+  private static String alice;
+
+  @BeforeAll
+  static void start(Vertx vertx) throws Exception {
+    service = TestService.start(vertx, Map.of("LOCAL_MAX_CONCURRENT", "2"));
+    alice = service.userToken("alice");
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    service.close();
+  }
+
+  private static List<String> types(List<Frame> frames) {
+    return frames.stream().map(Frame::event).toList();
+  }
+
+  private static void assertSequenceNumbers(List<Frame> frames, int first) {
+    for (int i = 0; i < frames.size(); i++) {
+      assertEquals(first + i, frames.get(i).id(), "frame " + i + " of " + frames);
+      assertEquals(frames.get(i).id(), frames.get(i).data().getInteger("seq"));
+      assertEquals(frames.get(i).event(), frames.get(i).data().getString("status"));
+      assertNotNull(frames.get(i).data().getString("at"));
+    }
+  }
+
+  @Test
+  void fullEventSequenceIsStreamedAndStored() throws Exception {
+    String id = service.submit(alice, "// agent: ok\n__global__ void solution() {}");
+    try (SseClient stream = service.events(id, alice, Map.of())) {
+      assertEquals(200, stream.status());
+      assertTrue(stream.header("content-type").startsWith("text/event-stream"));
+      List<Frame> frames = stream.untilEnd(WAIT);
+      assertEquals(BENCHMARK_SEQUENCE, types(frames));
+      assertSequenceNumbers(frames, 1);
+      frames.forEach(f -> assertEquals(id, f.data().getString("submission_id")));
+      assertEquals(0, frames.get(0).data().getInteger("position"));
+      assertEquals(0.75, frames.get(frames.size() - 1).data().getDouble("avg_runtime_ms"));
+    }
+    JsonObject stored = service.get("/api/submissions/" + id, alice).json();
+    assertEquals("BENCHMARKED", stored.getString("status"));
+    assertEquals("alice", stored.getString("user_id"));
+    assertEquals("local", stored.getString("backend"));
+    assertEquals(0.75, stored.getDouble("avg_runtime_ms"));
+    assertEquals(75.0, stored.getDouble("avg_gflops"));
+    assertEquals(2, stored.getJsonArray("test_results").size());
+    assertEquals("PASSED", stored.getJsonArray("test_results").getJsonObject(0).getString("status"));
+    assertEquals(2, stored.getJsonArray("benchmark_results").size());
+    assertEquals(1.0, stored.getJsonArray("benchmark_results").getJsonObject(1).getDouble("runtime_ms"));
+    assertNotNull(stored.getString("created_at"));
+    assertNotNull(stored.getString("started_at"));
+    assertNotNull(stored.getString("finished_at"));
+    assertNull(stored.getValue("error"));
+    assertFalse(stored.containsKey("code"), "code only when asked for");
+    assertFalse(stored.containsKey("pid"), "process ids are for admins");
+    JsonObject withCode = service.get("/api/submissions/" + id + "?include=code", alice).json();
+    assertEquals("// agent: ok\n__global__ void solution() {}", withCode.getString("code"));
+  }
+
+  @Test
+  void checkModeEndsAtChecked() throws Exception {
+    String id = service.submit(alice, "// agent: ok", "check");
+    try (SseClient stream = service.events(id, alice, Map.of())) {
+      assertEquals(List.of("IN_QUEUE", "PROVISIONING", "COMPILING", "CHECKING", "TEST_RESULT", "TEST_RESULT",
+          "CHECKED"), types(stream.untilEnd(WAIT)));
+    }
+    JsonObject stored = service.submission(id);
+    assertEquals("CHECKED", stored.getString("status"));
+    assertEquals(2, stored.getJsonObject("result").getInteger("passed_tests"));
+  }
+
+  @Test
+  void oneCallFlowStreamsTheNewSubmission() throws Exception {
+    try (SseClient stream = service.submitStreaming(alice, "// agent: ok")) {
+      assertEquals(200, stream.status());
+      List<Frame> frames = stream.untilEnd(WAIT);
+      assertEquals(BENCHMARK_SEQUENCE, types(frames));
+      String id = frames.get(0).data().getString("submission_id");
+      assertTrue(service.submission(id).getBoolean("cancel_on_disconnect"));
+    }
+  }
+
+  @Test
+  void replayResumesAfterLastEventIdFromHeaderOrQuery() throws Exception {
+    String id = service.submit(alice, "// agent: ok");
+    service.awaitFinished(id, WAIT);
+    try (SseClient header = service.events(id, alice, Map.of("Last-Event-ID", "4"))) {
+      List<Frame> frames = header.untilEnd(WAIT);
+      assertEquals(BENCHMARK_SEQUENCE.subList(4, BENCHMARK_SEQUENCE.size()), types(frames));
+      assertSequenceNumbers(frames, 5);
+    }
+    try (SseClient query = SseClient.open(service.port(), "GET",
+        "/api/submissions/" + id + "/events?last_event_id=9", Map.of("Authorization", "Bearer " + alice), null)) {
+      assertEquals(List.of("BENCHMARK_RESULT", "BENCHMARKED"), types(query.untilEnd(WAIT)));
+    }
+    try (SseClient all = service.events(id, alice, Map.of("Last-Event-ID", "11"))) {
+      assertEquals(List.of(), all.untilEnd(WAIT), "nothing after the terminal event");
+    }
+  }
+
+  @Test
+  void replayMidRunThenLiveWithoutGapsOrDuplicates() throws Exception {
+    String id = service.submit(alice, "// agent: ok\n// delay: 0.2");
+    int seen;
+    try (SseClient first = service.events(id, alice, Map.of())) {
+      assertNotNull(first.nextOf("CHECKING", WAIT));
+      seen = 4;
+    }
+    try (SseClient resumed = service.events(id, alice, Map.of("Last-Event-ID", String.valueOf(seen)))) {
+      List<Frame> rest = resumed.untilEnd(WAIT);
+      assertEquals(BENCHMARK_SEQUENCE.subList(seen, BENCHMARK_SEQUENCE.size()), types(rest));
+      assertSequenceNumbers(rest, seen + 1);
+    }
+  }
+
+  @Test
+  void twoConcurrentSubscribersSeeTheSameEvents() throws Exception {
+    String id = service.submit(alice, "// agent: ok\n// delay: 0.1");
+    try (SseClient one = service.events(id, alice, Map.of()); SseClient two = service.events(id, alice, Map.of())) {
+      List<Frame> a = one.untilEnd(WAIT);
+      List<Frame> b = two.untilEnd(WAIT);
+      assertEquals(BENCHMARK_SEQUENCE, types(a));
+      assertEquals(a, b);
+      assertTrue(one.heartbeats() + two.heartbeats() >= 0);
+    }
+  }
+
+  @Test
+  void heartbeatsKeepAnIdleStreamAlive() throws Exception {
+    String id = service.submit(alice, "// agent: ok\n// delay: 1.2");
+    try (SseClient stream = service.events(id, alice, Map.of())) {
+      stream.untilEnd(WAIT);
+      assertTrue(stream.heartbeats() >= 2, "heartbeats: " + stream.heartbeats());
+    }
+  }
+
+  @Test
+  void codeReachesTheAgentByteForByte() throws Exception {
+    String code = String.join("\n",
+        "// agent: ok",
+        "// shell: $(rm -rf /) `id` ; echo pwned && exit 1 | cat > /tmp/x 2>&1 & ' \" \\ $HOME ${PATH}",
+        "cat <<EOF",
+        "EOF",
+        "'EOF'",
+        "---",
+        "apiVersion: v1",
+        "commands: [\"echo injected\"]",
+        "key: |",
+        "  multi-line: \"value\" # not a comment",
+        "...",
+        "unicode: \u00e9\u4e2d\u6587 \ud83d\ude80 tab:\t cr:\r nul-ish: \\0",
+        "__global__ void solution(const float* in, float* out) {}",
+        "");
+    String id = service.submit(alice, code);
+    service.awaitFinished(id, WAIT);
+    byte[] received = Files.readAllBytes(service.dataDir().resolve(id + ".code"));
+    assertEquals(code, new String(received, java.nio.charset.StandardCharsets.UTF_8));
+    assertEquals("BENCHMARKED", service.submission(id).getString("status"));
+  }
+
+  @Test
+  void agentCrashBecomesRuntimeErrorWithTheLogTail() throws Exception {
+    String id = service.submit(alice, "// agent: crash");
+    try (SseClient stream = service.events(id, alice, Map.of())) {
+      List<Frame> frames = stream.untilEnd(WAIT);
+      assertEquals(List.of("IN_QUEUE", "PROVISIONING", "COMPILING", "RUNTIME_ERROR"), types(frames));
+      JsonObject error = frames.get(3).data();
+      assertEquals(139, error.getInteger("exit_code"));
+      assertTrue(error.getString("details").contains("Segmentation fault (core dumped)"), error.encode());
+      assertTrue(error.getString("details").contains("compiling with nvcc (pretend)"), error.encode());
+    }
+    JsonObject stored = service.submission(id);
+    assertEquals("RUNTIME_ERROR", stored.getJsonObject("error").getString("type"));
+    assertTrue(stored.getJsonObject("error").getString("message").contains("139"));
+  }
+
+  @Test
+  void agentExitingCleanlyWithoutAResultIsAnError() throws Exception {
+    String id = service.submit(alice, "// agent: exit0");
+    JsonObject stored = service.awaitFinished(id, WAIT);
+    assertEquals("ERROR", stored.getString("status"));
+    assertTrue(stored.getJsonObject("error").getString("message").contains("without reporting a result"));
+  }
+
+  @Test
+  void garbageOutputIsIgnoredAndIllegalTransitionsDropped() throws Exception {
+    String id = service.submit(alice, "// agent: garbage");
+    try (SseClient stream = service.events(id, alice, Map.of())) {
+      List<Frame> frames = stream.untilEnd(WAIT);
+      assertEquals(BENCHMARK_SEQUENCE, types(frames));
+      assertSequenceNumbers(frames, 1);
+    }
+    Thread.sleep(300);
+    JsonObject stored = service.submission(id);
+    assertEquals("BENCHMARKED", stored.getString("status"));
+    JsonArray tests = stored.getJsonArray("test_results");
+    assertEquals(2, tests.size(), "the out-of-phase and after-the-end results were dropped: " + tests);
+  }
+
+  @Test
+  void listShowsOwnSubmissionsNewestFirstAndAdminSeesAll() throws Exception {
+    String bob = service.userToken("bob");
+    String first = service.submit(bob, "// agent: ok");
+    service.awaitFinished(first, WAIT);
+    String second = service.submit(bob, "// agent: ok");
+    service.awaitFinished(second, WAIT);
+    JsonArray own = service.get("/api/submissions?limit=10", bob).json().getJsonArray("submissions");
+    assertEquals(2, own.size());
+    assertEquals(second, own.getJsonObject(0).getString("id"));
+    assertEquals(first, own.getJsonObject(1).getString("id"));
+    JsonObject page = service.get("/api/submissions?limit=1", bob).json();
+    assertEquals(1, page.getJsonArray("submissions").size());
+    String before = page.getString("next_before");
+    JsonArray next = service.get("/api/submissions?limit=1&before=" + before, bob).json().getJsonArray("submissions");
+    assertEquals(first, next.getJsonObject(0).getString("id"));
+    JsonArray everyone = service.get("/api/submissions?limit=200", TestService.ADMIN_TOKEN).json()
+        .getJsonArray("submissions");
+    assertTrue(everyone.stream().map(s -> ((JsonObject) s).getString("user_id")).toList().contains("alice"));
+    assertEquals(404, service.get("/api/submissions/" + first, alice).status(), "not alice's");
+  }
+
+  @Test
+  void healthAndCatalog() throws Exception {
+    assertEquals(200, service.get("/health/live", null).status());
+    assertEquals("UP", service.get("/health/ready", null).json().getString("status"));
+    JsonObject problem = service.get("/api/problems", alice).json().getJsonArray("problems").getJsonObject(0);
+    assertEquals("leaky-relu", problem.getString("slug"));
+    assertEquals(List.of("input", "alpha", "output", "M", "N"), problem.getJsonArray("parameters").stream()
+        .map(p -> ((JsonObject) p).getString("name")).toList());
+    JsonObject gpu = service.get("/api/gpu-types", alice).json().getJsonArray("gpu_types").getJsonObject(0);
+    assertEquals("local", gpu.getString("name"));
+    assertEquals(2, gpu.getInteger("capacity"));
+    assertTrue(service.get("/metrics", null).body().contains("kernel_runner_sse_streams_open"));
+  }
+}
