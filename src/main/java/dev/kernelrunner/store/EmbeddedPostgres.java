@@ -49,7 +49,13 @@ public final class EmbeddedPostgres implements AutoCloseable {
 
   /** Starts (creating on first use) the cluster under {@code dataDir}. */
   public static EmbeddedPostgres start(Path dataDir) throws IOException, InterruptedException {
-    Path bin = findBinaries().orElseThrow(() -> new IllegalStateException(
+    return start(dataDir, System.getenv("PG_BIN_DIR"), Path.of("/usr/lib/postgresql"));
+  }
+
+  /** As {@link #start(Path)}, with binaries from {@code binDir} if set, else the newest under {@code searchRoot}. */
+  public static EmbeddedPostgres start(Path dataDir, String binDir, Path searchRoot)
+      throws IOException, InterruptedException {
+    Path bin = findBinaries(binDir, searchRoot).orElseThrow(() -> new IllegalStateException(
         "PostgreSQL server binaries (initdb, pg_ctl, postgres) were not found. Install the 'postgresql' "
             + "package (Debian/Ubuntu: apt-get install -y postgresql), set PG_BIN_DIR to their folder, "
             + "or set DATABASE_URL to use an existing server."));
@@ -175,13 +181,11 @@ public final class EmbeddedPostgres implements AutoCloseable {
     }
   }
 
-  static Optional<Path> findBinaries() {
-    String configured = System.getenv("PG_BIN_DIR");
+  static Optional<Path> findBinaries(String configured, Path root) {
     if (configured != null && !configured.isBlank()) {
       Path dir = Path.of(configured);
       return Files.isExecutable(dir.resolve("initdb")) ? Optional.of(dir) : Optional.empty();
     }
-    Path root = Path.of("/usr/lib/postgresql");
     if (!Files.isDirectory(root)) {
       return Optional.empty();
     }

@@ -1,0 +1,96 @@
+package dev.kernelrunner.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ConfigLoaderTest {
+
+  @Test
+  void defaultsComeFromApplicationJson() {
+    AppConfig config = ConfigLoader.load(Map.of());
+    assertEquals(8080, config.http().port());
+    assertNull(config.database().url());
+    assertEquals(Path.of("./data"), config.database().dataDir());
+    assertNull(config.http().adminToken());
+    assertEquals(List.of("python3", "-m", "remote_agent"), config.agent().command());
+    assertEquals(Path.of("remote-agent"), config.agent().workdir());
+    assertEquals(List.of("local"), config.local().gpuTypes());
+    assertEquals(1, config.local().maxConcurrent());
+    assertEquals(Duration.ofSeconds(30), config.sse().disconnectGrace());
+    assertEquals(Duration.ofSeconds(15), config.sse().heartbeat());
+    assertEquals(262144, config.http().maxCodeBytes());
+    assertEquals(4, config.http().maxActivePerUser());
+    assertEquals("MI300X", config.amd().gpuType());
+    assertEquals("amd-mi300x-fleet", config.amd().fleetName());
+    assertEquals("192GB", config.amd().gpuMemory());
+    assertFalse(config.amd().fleetDryRun());
+  }
+
+  @Test
+  void environmentOverridesEverySetting() {
+    AppConfig config = ConfigLoader.load(Map.ofEntries(
+        Map.entry("HTTP_PORT", "9090"),
+        Map.entry("DATABASE_URL", "postgresql://u:p@db:5432/kr"),
+        Map.entry("DATA_DIR", "/var/lib/kr"),
+        Map.entry("ADMIN_TOKEN", "secret"),
+        Map.entry("AGENT_COMMAND", "/opt/agent --flag 'two words' \"and more\""),
+        Map.entry("LOCAL_GPU_TYPES", "H100, A100 ,"),
+        Map.entry("LOCAL_MAX_CONCURRENT", "3"),
+        Map.entry("DISCONNECT_GRACE_SECONDS", "5"),
+        Map.entry("SSE_HEARTBEAT_SECONDS", "2"),
+        Map.entry("MAX_CODE_BYTES", "1000"),
+        Map.entry("MAX_ACTIVE_PER_USER", "9"),
+        Map.entry("AMD_GPU_TYPE", "MI325X"),
+        Map.entry("AMD_FLEET_MAX_NODES", "4"),
+        Map.entry("AMD_FLEET_DRY_RUN", "true"),
+        Map.entry("AMD_SPOT_POLICY", "on-demand")));
+    assertEquals(9090, config.http().port());
+    assertEquals("postgresql://u:p@db:5432/kr", config.database().url());
+    assertEquals("secret", config.http().adminToken());
+    assertEquals(List.of("/opt/agent", "--flag", "two words", "and more"), config.agent().command());
+    assertEquals(List.of("H100", "A100"), config.local().gpuTypes());
+    assertEquals(3, config.local().maxConcurrent());
+    assertEquals(Duration.ofSeconds(5), config.sse().disconnectGrace());
+    assertEquals(9, config.http().maxActivePerUser());
+    assertTrue(config.amd().fleetDryRun());
+    assertEquals("on-demand", config.amd().spotPolicy());
+    assertEquals(Map.of("H100", new AppConfig.GpuType("H100", "local", 3),
+        "A100", new AppConfig.GpuType("A100", "local", 3),
+        "MI325X", new AppConfig.GpuType("MI325X", "dstack", 4)), config.gpuTypes());
+  }
+
+  @Test
+  void invalidValuesAreAllReportedByName() {
+    ConfigException error = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
+        "HTTP_PORT", "eighty",
+        "LOCAL_MAX_CONCURRENT", "0",
+        "DATABASE_URL", "mysql://x",
+        "AMD_GPU_MEMORY", "lots",
+        "AMD_SPOT_POLICY", "cheap",
+        "AMD_FLEET_IDLE_DURATION", "10 minutes",
+        "AMD_FLEET_DRY_RUN", "maybe",
+        "AGENT_COMMAND", "python3 'unterminated",
+        "LOCAL_GPU_TYPES", "ok,bad type")));
+    String message = error.getMessage();
+    for (String name : List.of("HTTP_PORT", "LOCAL_MAX_CONCURRENT", "DATABASE_URL", "AMD_GPU_MEMORY",
+        "AMD_SPOT_POLICY", "AMD_FLEET_IDLE_DURATION", "AMD_FLEET_DRY_RUN", "AGENT_COMMAND", "LOCAL_GPU_TYPES")) {
+      assertTrue(message.contains(name), name + " missing from: " + message);
+    }
+    assertEquals(9, error.problems().size(), message);
+  }
+
+  @Test
+  void localTypesWinOverTheDstackType() {
+    AppConfig config = ConfigLoader.load(Map.of("LOCAL_GPU_TYPES", "MI300X"));
+    assertEquals("local", config.gpuTypes().get("MI300X").backend());
+  }
+}

@@ -1,0 +1,48 @@
+package dev.kernelrunner.model;
+
+import static dev.kernelrunner.model.EventType.*;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+
+class EventTypeTest {
+
+  @Test
+  void terminalDependsOnMode() {
+    assertTrue(BENCHMARKED.isTerminal(Mode.BENCHMARK));
+    assertTrue(CHECKED.isTerminal(Mode.CHECK));
+    assertFalse(CHECKED.isTerminal(Mode.BENCHMARK));
+    for (EventType error : new EventType[] {COMPILE_ERROR, WRONG_ANSWER, RUNTIME_ERROR, TIME_LIMIT_EXCEEDED, ERROR,
+        CANCELLED}) {
+      assertTrue(error.isTerminal(Mode.CHECK) && error.isTerminal(Mode.BENCHMARK), error.name());
+    }
+  }
+
+  @Test
+  void nothingFollowsATerminalEvent() {
+    for (EventType next : values()) {
+      assertFalse(BENCHMARKED.accepts(next, Mode.BENCHMARK), next.name());
+      assertFalse(CANCELLED.accepts(next, Mode.BENCHMARK), next.name());
+      assertFalse(CHECKED.accepts(next, Mode.CHECK), next.name());
+    }
+  }
+
+  @Test
+  void lifecycleMovesForwardOnly() {
+    assertTrue(IN_QUEUE.accepts(PROVISIONING, Mode.BENCHMARK));
+    assertTrue(PROVISIONING.accepts(COMPILING, Mode.BENCHMARK));
+    assertTrue(COMPILING.accepts(COMPILE_ERROR, Mode.BENCHMARK));
+    assertTrue(CHECKING.accepts(TEST_RESULT, Mode.BENCHMARK));
+    assertTrue(CHECKING.accepts(WRONG_ANSWER, Mode.BENCHMARK));
+    assertTrue(CHECKED.accepts(BENCHMARKING, Mode.BENCHMARK));
+    assertTrue(BENCHMARKING.accepts(BENCHMARK_RESULT, Mode.BENCHMARK));
+    assertTrue(BENCHMARKING.accepts(BENCHMARKED, Mode.BENCHMARK));
+    assertFalse(BENCHMARKING.accepts(COMPILING, Mode.BENCHMARK));
+    assertFalse(COMPILING.accepts(TEST_RESULT, Mode.BENCHMARK));
+    assertFalse(CHECKING.accepts(BENCHMARK_RESULT, Mode.BENCHMARK));
+    assertFalse(CHECKED.accepts(BENCHMARKING, Mode.CHECK));
+    assertFalse(COMPILING.accepts(IN_QUEUE, Mode.BENCHMARK));
+    assertFalse(IN_QUEUE.fromAgent() || CANCELLED.fromAgent());
+  }
+}
