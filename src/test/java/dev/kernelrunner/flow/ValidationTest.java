@@ -113,6 +113,16 @@ class ValidationTest {
   }
 
   @Test
+  void firstAdminTokenIsCreatedOnceAndWorks() throws Exception {
+    String token = service.app().bootstrapAdminToken().toCompletionStage().toCompletableFuture().get();
+    assertTrue(token != null && token.startsWith("kr_"), token);
+    assertEquals(null, service.app().bootstrapAdminToken().toCompletionStage().toCompletableFuture().get());
+    Response made = service.post("/api/admin/tokens", token, new JsonObject().put("user_id", "lee").encode());
+    assertEquals(201, made.status(), made.body());
+    assertEquals("user", made.json().getString("role"));
+  }
+
+  @Test
   void tokensAreStoredHashed() throws Exception {
     String token = service.userToken("henry");
     try (Connection c = jdbc(); ResultSet rs = c.createStatement().executeQuery(

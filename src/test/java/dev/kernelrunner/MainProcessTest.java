@@ -1,0 +1,91 @@
+package dev.kernelrunner;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The service as an operator starts it: a real JVM running {@link Main} on its embedded defaults (its own
+ * PostgreSQL cluster under DATA_DIR), printing the first admin token once, and stopping its cluster on exit.
+ */
+class MainProcessTest {
+  private static final Pattern TOKEN = Pattern.compile("(kr_[A-Za-z0-9_-]{20,})");
+
+  @Test
+  void startsOnEmbeddedDefaultsAndStopsCleanly() throws Exception {
+    Path dataDir = Files.createTempDirectory("kr-main");
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    String firstToken = runOnce(dataDir, port, true);
+    assertNotNull(firstToken, "the first start prints an admin token");
+    assertFalse(Files.exists(dataDir.resolve("postgres/postmaster.pid")), "cluster stopped with the service");
+    assertEquals(null, runOnce(dataDir, port, false), "the token is printed only once");
+  }
+
+  /** Starts Main, checks readiness (and the printed token, if any, as admin), stops it; returns the token. */
+  private static String runOnce(Path dataDir, int port, boolean checkToken) throws Exception {
+    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), Main.class.getName())
+        .redirectErrorStream(true);
+    builder.environment().remove("DATABASE_URL");
+    builder.environment().remove("ADMIN_TOKEN");
+    builder.environment().put("DATA_DIR", dataDir.toString());
+    builder.environment().put("HTTP_PORT", String.valueOf(port));
+    builder.environment().put("HTTP_HOST", "127.0.0.1");
+    Process process = builder.start();
+    List<String> output = new ArrayList<>();
+    String token = null;
+    try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
+        StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = out.readLine()) != null) {
+        output.add(line);
+        Matcher m = TOKEN.matcher(line);
+        if (m.find()) {
+          token = m.group(1);
+        }
+        if (line.contains("kernel-runner is listening on")) {
+          break;
+        }
+      }
+      assertTrue(output.stream().anyMatch(l -> l.contains("listening")), String.join("\n", output));
+      HttpClient http = HttpClient.newHttpClient();
+      HttpResponse<String> ready = http.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + port + "/health/ready")).build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, ready.statusCode(), ready.body());
+      if (checkToken && token != null) {
+        HttpResponse<String> admin = http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + port + "/api/admin/tokens"))
+            .header("Authorization", "Bearer " + token)
+            .POST(HttpRequest.BodyPublishers.ofString("{\"user_id\": \"someone\"}")).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertEquals(201, admin.statusCode(), admin.body());
+      }
+      process.destroy();
+      assertTrue(process.waitFor(60, TimeUnit.SECONDS), "stops on SIGTERM");
+    } finally {
+      process.destroyForcibly();
+    }
+    return token;
+  }
+}
