@@ -124,10 +124,16 @@ public class ResultStoreVerticle extends VerticleBase {
     }
   }
 
-  /** Connection, resource, shutdown, authentication and missing-database SQLSTATE classes. */
+  /**
+   * Errors in what we sent (data, integrity, syntax, unsupported, PL/pgSQL) are our bugs; every other class
+   * (connection, resources, shutdown, authentication, a database not accepting connections...) means the
+   * database cannot serve right now.
+   */
   private static boolean unavailable(String sqlState) {
-    return sqlState == null || sqlState.startsWith("08") || sqlState.startsWith("53") || sqlState.startsWith("57")
-        || sqlState.startsWith("28") || sqlState.equals("3D000");
+    if (sqlState == null || sqlState.length() < 2) {
+      return true;
+    }
+    return !List.of("22", "23", "42", "0A", "P0").contains(sqlState.substring(0, 2));
   }
 
   /** Inserts the row and its first IN_QUEUE event, unless the user already has too many unfinished. */
