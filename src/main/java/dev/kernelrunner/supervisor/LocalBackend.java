@@ -103,10 +103,19 @@ public final class LocalBackend implements Backend {
           Thread.currentThread().interrupt();
         }
         Integer exitCode = code;
-        context.runOnContext(v -> listener.onExit(exitCode, tail.lines()));
+        onContext(() -> listener.onExit(exitCode, tail.lines()));
       }, "agent-wait-" + id);
       waiter.setDaemon(true);
       waiter.start();
+    }
+
+    /** Hands work to the supervisor's context; once Vert.x has closed (shutdown) there is no one to tell. */
+    private void onContext(Runnable work) {
+      try {
+        context.runOnContext(v -> work.run());
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        log.debug("submission {}: service closed before its agent's output was handled", id);
+      }
     }
 
     private Thread reader(String name, InputStream stream, boolean events) {
@@ -119,7 +128,7 @@ public final class LocalBackend implements Backend {
               var event = AgentOutput.parse(line);
               if (event.isPresent()) {
                 var e = event.get();
-                context.runOnContext(v -> listener.onEvent(e.type(), e.fields()));
+                onContext(() -> listener.onEvent(e.type(), e.fields()));
                 continue;
               }
               log.warn("submission {}: ignored a malformed event line", id);

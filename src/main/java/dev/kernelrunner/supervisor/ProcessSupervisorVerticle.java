@@ -41,6 +41,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   private final Map<String, Long> killedBeforeStart = new HashMap<>();
   private final Map<String, Backend> backends = new HashMap<>();
   private EventBus bus;
+  private boolean stopping;
 
   public ProcessSupervisorVerticle(AppConfig config, MeterRegistry meters) {
     this.config = config;
@@ -67,7 +68,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    // The service is going away: its agents go too (a restart re-queues them).
+    // The service is going away: its agents go too (the next start re-queues their submissions).
+    stopping = true;
     runs.values().forEach(run -> {
       if (run.handle != null) {
         run.handle.kill();
@@ -159,14 +161,22 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     runs.remove(run.id);
     if (run.handle != null) {
       bus.request(Addresses.REGISTRY_UNREGISTER, new JsonObject().put("submission_id", run.id))
-          .onFailure(error -> log.warn("could not unregister {}: {}", run.id, error.toString()));
+          .onFailure(error -> {
+            if (!stopping) {
+              log.warn("could not unregister {}: {}", run.id, error.toString());
+            }
+          });
     }
     Progress.Exit exit = new Progress.Exit(run.id, exitCode, run.killRequested, run.timedOut, run.terminalSeen,
         startError, logTail);
     Bus.request(bus, Addresses.SUBMISSIONS_PROGRESS, exit.toJson())
         .onSuccess(reply -> run.gone.complete(reply.getString("status")))
         .onFailure(error -> {
-          log.error("exit of {} was not taken: {}", run.id, error.toString());
+          if (stopping) {
+            log.info("submission {} stopped with the service; it is re-queued at the next start", run.id);
+          } else {
+            log.error("exit of {} was not taken: {}", run.id, error.toString());
+          }
           run.gone.complete(null);
         });
   }
