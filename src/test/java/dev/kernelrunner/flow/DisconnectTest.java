@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.support.Processes;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
 import dev.kernelrunner.support.TestService;
@@ -51,7 +52,7 @@ class DisconnectTest {
     assertEquals("client_disconnected", stored.getString("cancel_reason"));
     assertEquals("system", stored.getString("cancelled_by"));
     Thread.sleep(200);
-    assertFalse(QueueAndCancelTest.alive(agentPid));
+    assertFalse(Processes.alive(agentPid));
   }
 
   @Test

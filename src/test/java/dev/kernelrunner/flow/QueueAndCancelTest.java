@@ -1,10 +1,12 @@
 package dev.kernelrunner.flow;
 
+import static dev.kernelrunner.support.SseClient.types;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.support.Processes;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
 import dev.kernelrunner.support.TestService;
@@ -37,20 +39,6 @@ class QueueAndCancelTest {
   @AfterAll
   static void stop() throws Exception {
     service.close();
-  }
-
-  private static List<String> types(List<Frame> frames) {
-    return frames.stream().map(Frame::event).toList();
-  }
-
-  /** Alive and not a zombie (a dead child whose parent has not reaped it yet is gone for our purposes). */
-  static boolean alive(long pid) {
-    try {
-      String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
-      return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
-    } catch (java.io.IOException e) {
-      return false;
-    }
   }
 
   @Test
@@ -90,15 +78,15 @@ class QueueAndCancelTest {
       Frame compiling = stream.nextOf("COMPILING", WAIT);
       agentPid = compiling.data().getLong("agent_pid");
       childPid = compiling.data().getLong("child_pid");
-      assertTrue(alive(agentPid) && alive(childPid));
+      assertTrue(Processes.alive(agentPid) && Processes.alive(childPid));
       assertEquals(agentPid, service.submission(running).getLong("pid"), "the registry recorded the pid");
       long started = System.nanoTime();
       Response cancel = service.post("/api/submissions/" + running + "/cancel", carol, "");
       long tookMillis = (System.nanoTime() - started) / 1_000_000;
       assertEquals(202, cancel.status(), cancel.body());
       assertEquals("CANCELLED", cancel.json().getString("status"));
-      assertFalse(alive(agentPid), "agent gone when the cancel returns");
-      assertFalse(alive(childPid), "its child gone too");
+      assertFalse(Processes.alive(agentPid), "agent gone when the cancel returns");
+      assertFalse(Processes.alive(childPid), "its child gone too");
       assertTrue(tookMillis < 2000, "cancel took " + tookMillis + " ms");
       Frame last = stream.nextOf("CANCELLED", WAIT);
       assertEquals("carol", last.data().getString("cancelled_by"));
@@ -164,7 +152,7 @@ class QueueAndCancelTest {
       long agentPid = stream.nextOf("COMPILING", WAIT).data().getLong("agent_pid");
       Response cancel = service.post("/api/submissions/" + id + "/cancel", carol, "");
       assertEquals(202, cancel.status());
-      assertFalse(alive(agentPid), "KILL after the grace period");
+      assertFalse(Processes.alive(agentPid), "KILL after the grace period");
       assertEquals(Optional.of("CANCELLED"), stream.untilEnd(WAIT).stream().map(Frame::event)
           .reduce((x, y) -> y));
     }

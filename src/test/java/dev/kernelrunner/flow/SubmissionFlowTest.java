@@ -1,5 +1,6 @@
 package dev.kernelrunner.flow;
 
+import static dev.kernelrunner.support.SseClient.types;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -42,10 +43,6 @@ class SubmissionFlowTest {
   @AfterAll
   static void stop() throws Exception {
     service.close();
-  }
-
-  private static List<String> types(List<Frame> frames) {
-    return frames.stream().map(Frame::event).toList();
   }
 
   private static void assertSequenceNumbers(List<Frame> frames, int first) {
@@ -154,7 +151,6 @@ class SubmissionFlowTest {
       List<Frame> b = two.untilEnd(WAIT);
       assertEquals(BENCHMARK_SEQUENCE, types(a));
       assertEquals(a, b);
-      assertTrue(one.heartbeats() + two.heartbeats() >= 0);
     }
   }
 

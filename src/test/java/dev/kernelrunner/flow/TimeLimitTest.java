@@ -3,6 +3,7 @@ package dev.kernelrunner.flow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import dev.kernelrunner.support.Processes;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
 import dev.kernelrunner.support.TestService;
@@ -44,8 +45,8 @@ class TimeLimitTest {
       assertEquals(2, last.data().getInteger("limit_seconds"));
       assertEquals("compiling", last.data().getString("phase"));
       Thread.sleep(200);
-      assertFalse(QueueAndCancelTest.alive(compiling.data().getLong("agent_pid")));
-      assertFalse(QueueAndCancelTest.alive(compiling.data().getLong("child_pid")));
+      assertFalse(Processes.alive(compiling.data().getLong("agent_pid")));
+      assertFalse(Processes.alive(compiling.data().getLong("child_pid")));
     }
     assertEquals("TIME_LIMIT_EXCEEDED", service.submission(id).getJsonObject("error").getString("type"));
   }

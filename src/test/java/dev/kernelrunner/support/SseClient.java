@@ -83,6 +83,11 @@ public final class SseClient implements AutoCloseable {
     return client;
   }
 
+  /** The event types of {@code frames}, in order. */
+  public static List<String> types(List<Frame> frames) {
+    return frames.stream().map(Frame::event).toList();
+  }
+
   public int status() {
     return status;
   }
