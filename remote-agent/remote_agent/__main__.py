@@ -1,0 +1,29 @@
+"""``python3 -m remote_agent --payload FILE``"""
+import argparse
+import sys
+
+from remote_agent.agent import Agent
+from remote_agent.events import Emitter
+
+
+def main(argv=None):
+    emitter = Emitter(sys.stdout)
+    parser = argparse.ArgumentParser(prog="remote_agent")
+    parser.add_argument("--payload", required=True, help="the submission's payload JSON file")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit:
+        emitter.emit("ERROR", message="usage: python3 -m remote_agent --payload FILE")
+        return 2
+    try:
+        with open(args.payload, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        emitter.emit("ERROR", message="cannot read the payload file", details=str(e))
+        return 2
+    Agent(emitter).run(raw)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Compiler discovery, command lines and the compiled-library cache."""
+import hashlib
+import os
+import shutil
+import subprocess
+
+INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+
+class Toolchain:
+    """``kind`` is 'nvcc' or 'hipcc'; ``arch`` like 'sm_90' or 'gfx942'."""
+
+    def __init__(self, kind, path, version, arch):
+        self.kind = kind
+        self.path = path
+        self.version = version
+        self.arch = arch
+
+    def command(self, language, source, output):
+        """argv to build ``source`` into the shared library ``output`` (no shell, ever)."""
+        if self.kind == "hipcc":
+            return [self.path, "-O3", "-std=c++17", "-shared", "-fPIC", "--offload-arch=" + self.arch,
+                    "-o", output, source]
+        argv = [self.path, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-lineinfo",
+                "-arch=" + self.arch, "-o", output]
+        if language == "hip":
+            # HIP source on an NVIDIA GPU: our HIP-to-CUDA header stands in for <hip/hip_runtime.h>.
+            argv += ["-I", INCLUDE_DIR, "-include", os.path.join(INCLUDE_DIR, "hip_cuda.h")]
+        return argv + ["-x", "cu", source]
+
+
+def _run(argv, timeout=30):
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return out.returncode, out.stdout + out.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return -1, str(e)
+
+
+def find_nvcc():
+    for candidate in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def nvidia_arch():
+    code, out = _run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"])
+    if code == 0 and out.strip():
+        major, _, minor = out.strip().splitlines()[0].strip().partition(".")
+        return "sm_" + major + minor
+    return None
+
+
+def detect(language):
+    """The toolchain for ``language`` on this machine, or None."""
+    hipcc = shutil.which("hipcc")
+    if hipcc and shutil.which("rocminfo"):
+        code, out = _run(["rocminfo"])
+        arch = next((w for w in out.split() if w.startswith("gfx") and w != "gfx000"), None) if code == 0 else None
+        if arch:
+            return Toolchain("hipcc", hipcc, _run([hipcc, "--version"])[1].strip(), arch)
+    nvcc = find_nvcc()
+    arch = nvidia_arch()
+    if nvcc and arch:
+        version = _run([nvcc, "--version"])[1].strip().splitlines()
+        return Toolchain("nvcc", nvcc, version[-1] if version else "unknown", arch)
+    return None
+
+
+def cache_key(sources, argv_template, version):
+    """A hash of the sources, the flags and the compiler version."""
+    h = hashlib.sha256()
+    for name, text in sorted(sources.items()):
+        h.update(name.encode() + b"\0" + text.encode("utf-8") + b"\0")
+    h.update("\0".join(argv_template).encode() + b"\0" + version.encode())
+    return h.hexdigest()[:32]
+
+
+def default_cache_dir():
+    return os.environ.get("KERNEL_RUNNER_CACHE", os.path.join(os.path.expanduser("~"), ".cache",
+                                                               "kernel-runner"))

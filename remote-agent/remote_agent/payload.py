@@ -1,0 +1,65 @@
+"""The payload file: validated into a Payload, or a list of what is wrong with it."""
+import json
+from dataclasses import dataclass, field
+
+LANGUAGES = ("cuda", "hip")
+MODES = ("check", "benchmark")
+DEFAULT_LIMITS = {"compile_seconds": 60, "test_seconds": 120, "benchmark_seconds": 300}
+
+
+class PayloadError(ValueError):
+    def __init__(self, problems):
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass
+class Payload:
+    submission_id: str
+    problem: str
+    language: str
+    dtype: str
+    code: str
+    mode: str
+    limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
+
+
+def parse(raw_bytes):
+    try:
+        data = json.loads(raw_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise PayloadError(["the payload is not UTF-8 JSON: " + str(e)])
+    if not isinstance(data, dict):
+        raise PayloadError(["the payload must be a JSON object"])
+    problems = []
+
+    def text(name, allowed=None, default=None):
+        value = data.get(name, default)
+        if not isinstance(value, str) or not value.strip():
+            problems.append(name + " is required (a non-empty string)")
+            return ""
+        if allowed and value not in allowed:
+            problems.append(name + " must be one of " + ", ".join(allowed) + ", got " + repr(value))
+        return value
+
+    submission_id = text("submission_id")
+    problem = text("problem")
+    language = text("language", LANGUAGES)
+    dtype = text("dtype", default="float32")
+    code = text("code")
+    mode = text("mode", MODES, default="benchmark")
+    limits = dict(DEFAULT_LIMITS)
+    given = data.get("limits", {})
+    if not isinstance(given, dict):
+        problems.append("limits must be an object")
+        given = {}
+    for key, value in given.items():
+        if key not in DEFAULT_LIMITS:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            problems.append("limits." + key + " must be a positive number of seconds")
+        else:
+            limits[key] = value
+    if problems:
+        raise PayloadError(problems)
+    return Payload(submission_id, problem, language, dtype, code, mode, limits)
