@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cstdio>
+#include <cstdlib>
 
 // ---- types and errors
 typedef cudaError_t hipError_t;
@@ -136,7 +138,7 @@ template <typename T>
 __device__ inline T __shfl_xor(T var, int mask, int width = warpSize) {
   return __shfl_xor_sync(KR_FULL_MASK, var, mask, width);
 }
-__device__ inline unsigned long long __ballot(int predicate) { return __ballot_sync(KR_FULL_MASK, predicate); }
-__device__ inline int __any(int predicate) { return __any_sync(KR_FULL_MASK, predicate); }
-__device__ inline int __all(int predicate) { return __all_sync(KR_FULL_MASK, predicate); }
-__device__ inline unsigned long long __activemask64() { return __activemask(); }
+// CUDA still declares old __ballot/__any/__all with other signatures: macros take the call sites over.
+#define __ballot(predicate) ((unsigned long long)__ballot_sync(KR_FULL_MASK, (predicate)))
+#define __any(predicate) __any_sync(KR_FULL_MASK, (predicate))
+#define __all(predicate) __all_sync(KR_FULL_MASK, (predicate))

@@ -1,0 +1,5 @@
+// Skips the last element: the poisoned output must fail it.
+__global__ void solution(const float* A, const float* B, float* C, size_t N) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i + 1 < N) C[i] = A[i] + B[i];
+}

@@ -1,0 +1,193 @@
+"""GPU self-test of the agent, run on a GPU machine by scripts/gpu-selftest.sh.
+
+Every problem with a correct CUDA and a correct HIP kernel; the faults (wrong result, unwritten output,
+out-of-bounds write, infinite loop, compile error, a replayed result); a kernel on its own non-blocking
+stream; the agent's median against triton.testing.do_bench; the spread of one kernel's median over 10 runs.
+Writes transcripts.json (every run's events) and results.json into the output folder."""
+import ctypes
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AGENT_ROOT = os.path.dirname(HERE)
+sys.path.insert(0, AGENT_ROOT)
+from remote_agent import catalog  # noqa: E402
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/selftest"
+CACHE = os.environ.get("KERNEL_RUNNER_CACHE", "/tmp/kr-selftest-cache")
+os.makedirs(OUT, exist_ok=True)
+transcripts = {}
+checks = []
+
+
+def run_agent(name, problem, language, code, mode="benchmark", limits=None):
+    payload = {"submission_id": name, "problem": problem, "language": language, "dtype": "float32",
+               "code": code, "mode": mode, "limits": limits or {}}
+    path = os.path.join(CACHE, "payload.json")
+    os.makedirs(CACHE, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(payload, f)
+    env = dict(os.environ, KERNEL_RUNNER_CACHE=CACHE, PYTHONPATH=AGENT_ROOT)
+    started = time.time()
+    done = subprocess.run([sys.executable, "-m", "remote_agent", "--payload", path], capture_output=True,
+                          text=True, env=env, cwd=AGENT_ROOT, timeout=900)
+    events = []
+    for line in done.stdout.splitlines():
+        if line.startswith("JSON_EVENT:"):
+            events.append(json.loads(line[len("JSON_EVENT:"):]))
+        else:
+            events.append({"type": "<not an event line>", "line": line})
+    transcripts[name] = events
+    last = events[-1] if events else {"type": "<none>"}
+    print("%-38s %-20s %6.1fs" % (name, last["type"], time.time() - started), flush=True)
+    if not events or last["type"] in ("ERROR", "RUNTIME_ERROR") and name.startswith("ok"):
+        sys.stderr.write(done.stderr[-3000:])
+    return events
+
+
+def expect(name, events, wanted, why=""):
+    got = events[-1]["type"] if events else None
+    ok = got == wanted
+    checks.append({"check": name, "expected": wanted, "got": got, "ok": ok, "why": why})
+    if not ok:
+        print("  FAILED: expected", wanted, "got", json.dumps(events[-1] if events else None)[:1500], flush=True)
+    return ok
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def main():
+    medians = {}
+    for slug in catalog.slugs():
+        cuda = read(os.path.join(HERE, "kernels", slug + ".cu"))
+        hip = read(os.path.join(HERE, "kernels", slug + ".hip"))
+        events = run_agent("ok-cuda-" + slug, slug, "cuda", cuda)
+        if expect("correct CUDA kernel benchmarks: " + slug, events, "BENCHMARKED"):
+            medians[slug] = {r["name"]: r["runtime_ms"] for r in events[-1]["test_results"]}
+        expect("correct HIP kernel passes: " + slug, run_agent("ok-hip-" + slug, slug, "hip", hip, "check"),
+               "CHECKED")
+
+    faults = os.path.join(HERE, "faults")
+    expect("wrong result", run_agent("fault-wrong", "vector-addition", "cuda", read(faults + "/wrong.cu"), "check"),
+           "WRONG_ANSWER")
+    expect("unwritten output element", run_agent("fault-unwritten", "vector-addition", "cuda",
+                                                  read(faults + "/unwritten.cu"), "check"), "WRONG_ANSWER")
+    expect("out-of-bounds write", run_agent("fault-out-of-bounds", "vector-addition", "cuda",
+                                            read(faults + "/out-of-bounds.cu"), "check"), "RUNTIME_ERROR")
+    expect("infinite loop", run_agent("fault-infinite-loop", "vector-addition", "cuda",
+                                      read(faults + "/infinite-loop.cu"), "check", {"test_seconds": 15}),
+           "TIME_LIMIT_EXCEEDED")
+    expect("compile error", run_agent("fault-compile-error", "vector-addition", "cuda",
+                                      read(faults + "/compile-error.cu"), "check"), "COMPILE_ERROR")
+    expect("replayed result caught by the tamper guard", run_agent("fault-cached-result", "vector-addition",
+                                                                   "cuda", read(faults + "/cached-result.cu")),
+           "WRONG_ANSWER")
+
+    own = run_agent("stream-own", "vector-addition", "cuda", read(faults + "/own-stream.cu"))
+    default = run_agent("stream-default", "vector-addition", "cuda", read(faults + "/default-stream.cu"))
+    stream_result = {}
+    if expect("kernel on its own stream benchmarks", own, "BENCHMARKED") and \
+            expect("same kernel on the default stream benchmarks", default, "BENCHMARKED"):
+        a, b = own[-1]["test_results"][-1], default[-1]["test_results"][-1]
+        ratio = a["runtime_ms"] / b["runtime_ms"]
+        stream_result = {"own_stream_ms": a["runtime_ms"], "default_stream_ms": b["runtime_ms"], "ratio": ratio}
+        checks.append({"check": "own-stream time within 25% of the default-stream time", "ok": 0.75 < ratio < 1.25,
+                       "got": ratio, "expected": "0.75..1.25"})
+
+    bench = compare_do_bench(medians)
+    spread = repeat_spread()
+    results = {"checks": checks, "medians_ms": medians, "streams": stream_result, "do_bench": bench,
+               "spread": spread}
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    with open(os.path.join(OUT, "transcripts.json"), "w") as f:
+        json.dump(transcripts, f)
+    failed = [c for c in checks if not c["ok"]]
+    print("%d passed, %d failed" % (len(checks) - len(failed), len(failed)))
+    return 1 if failed else 0
+
+
+def compare_do_bench(medians):
+    """The agent's median against triton.testing.do_bench on the same library and inputs (largest case)."""
+    import torch
+    import triton.testing
+    from remote_agent import compiler, launcher
+    out = []
+    for slug in ("vector-addition", "relu", "matrix-multiplication", "softmax"):
+        if slug not in medians:
+            continue
+        problem = catalog.load(slug)
+        code = read(os.path.join(HERE, "kernels", slug + ".cu"))
+        libs = glob.glob(os.path.join(CACHE, "*", "lib.so"))
+        symbol = launcher.LAUNCHER_SYMBOL if launcher.convention(code) == "kernel" else launcher.HOST_SYMBOL
+        case = problem.cases[-1]
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(problem.seed(case["test_id"]))
+        inputs = problem.module.make_inputs(case["sizes"], torch.float32, gen, torch)
+        ref = problem.module.reference(inputs, torch)
+        outputs = {n: torch.empty_like(ref[n]) for n in problem.outputs()}
+        args = []
+        for p in problem.parameters:
+            if p["pointer"]:
+                args.append((outputs.get(p["name"]) if p["name"] in outputs else inputs[p["name"]]).data_ptr())
+            else:
+                args.append(case["sizes"].get(p["name"], inputs.get(p["name"])))
+        fn = None
+        for lib in libs:
+            handle = ctypes.CDLL(lib)
+            if hasattr(handle, symbol):
+                candidate = getattr(handle, symbol)
+                candidate.restype = None
+                candidate.argtypes = [ctypes.c_void_p if p["pointer"] else
+                                      {"float": ctypes.c_float, "size_t": ctypes.c_size_t,
+                                       "int": ctypes.c_int}[p["type"]] for p in problem.parameters]
+                for n in outputs:
+                    outputs[n].fill_(float("nan"))
+                candidate(*args)
+                torch.cuda.synchronize()
+                if all(torch.allclose(outputs[n], ref[n], atol=1e-3, rtol=1e-3) for n in outputs):
+                    fn = candidate
+                    break
+        if fn is None:
+            out.append({"problem": slug, "error": "library not found in the cache"})
+            continue
+        triton_ms = triton.testing.do_bench(lambda: fn(*args), return_mode="median")
+        agent_ms = medians[slug][case["name"]]
+        diff = abs(agent_ms - triton_ms) / triton_ms
+        out.append({"problem": slug, "case": case["name"], "agent_median_ms": agent_ms,
+                    "do_bench_median_ms": triton_ms, "relative_difference": diff})
+        checks.append({"check": "agent median within 5% of do_bench: " + slug, "ok": diff <= 0.05,
+                       "got": diff, "expected": "<= 0.05"})
+    return out
+
+
+def repeat_spread():
+    code = read(os.path.join(HERE, "kernels", "vector-addition.cu"))
+    per_case = {}
+    for i in range(10):
+        events = run_agent("spread-%d" % i, "vector-addition", "cuda", code)
+        if events and events[-1]["type"] == "BENCHMARKED":
+            for r in events[-1]["test_results"]:
+                per_case.setdefault(r["name"], []).append(r["runtime_ms"])
+                if r["name"] == "N = 2^25 + 3" and i == 0:
+                    per_case["bandwidth_gbs"] = r["bandwidth_gbs"]
+    summary = {}
+    for name, values in per_case.items():
+        if isinstance(values, list) and len(values) > 1:
+            summary[name] = {"runs": len(values), "min_ms": min(values), "max_ms": max(values),
+                             "median_ms": statistics.median(values),
+                             "spread_pct": 100 * (max(values) - min(values)) / statistics.median(values)}
+    summary["bandwidth_gbs_largest"] = per_case.get("bandwidth_gbs")
+    return summary
+
+
+if __name__ == "__main__":
+    sys.exit(main())
