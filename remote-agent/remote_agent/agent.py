@@ -22,6 +22,17 @@ def log(*parts):
     print(*parts, file=sys.stderr, flush=True)
 
 
+def build_plan(code, language, problem, toolchain):
+    """What to compile: (sources by file name, entry file, exported symbol, cache key)."""
+    sources = {"solution.cu": code}
+    entry, symbol = "solution.cu", launcher.HOST_SYMBOL
+    if launcher.convention(code) == "kernel":
+        sources["launcher.cu"] = launcher.generate(problem, "solution.cu")
+        entry, symbol = "launcher.cu", launcher.LAUNCHER_SYMBOL
+    key = compiler.cache_key(sources, toolchain.command(language, entry, "lib.so"), toolchain.version)
+    return sources, entry, symbol, key
+
+
 class Agent:
     def __init__(self, emitter, problems_dir=catalog.PROBLEMS_DIR, cache_dir=None, benchmark=None):
         self.out = emitter
@@ -70,17 +81,11 @@ class Agent:
 
     def compile(self, payload, problem, toolchain, work):
         try:
-            kind = launcher.convention(payload.code)
+            plan = build_plan(payload.code, payload.language, problem, toolchain)
         except launcher.ConventionError as e:
             self.out.emit("COMPILE_ERROR", message=str(e), details="")
             return None, None
-        sources = {"solution.cu": payload.code}
-        entry, symbol = "solution.cu", launcher.HOST_SYMBOL
-        if kind == "kernel":
-            sources["launcher.cu"] = launcher.generate(problem, "solution.cu")
-            entry, symbol = "launcher.cu", launcher.LAUNCHER_SYMBOL
-        template = toolchain.command(payload.language, entry, "lib.so")
-        key = compiler.cache_key(sources, template, toolchain.version)
+        sources, entry, symbol, key = plan
         cached = os.path.join(self.cache_dir, key, "lib.so")
         if os.path.isfile(cached):
             log("compiled library from the cache:", key)

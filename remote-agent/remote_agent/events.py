@@ -14,21 +14,21 @@ TERMINAL = frozenset({"COMPILE_ERROR", "WRONG_ANSWER", "BENCHMARKED", "RUNTIME_E
 MAX_DETAILS = 8000
 
 
-def _finite(value):
+def finite(value):
     """JSON has no NaN or Infinity: report them as strings so the line stays valid JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return value
 
 
 def encode(event_type, fields):
     if event_type not in TYPES:
         raise ValueError("unknown event type " + event_type)
-    body = dict(_finite(fields))
+    body = dict(finite(fields))
     body["type"] = event_type
     return PREFIX + json.dumps(body, separators=(",", ":"), allow_nan=False)
 

@@ -11,14 +11,14 @@ import sys
 import time
 import traceback
 
-from remote_agent import catalog, stats
+from remote_agent import catalog, events, stats
 
 _protocol = None
 
 
 def send(event, **fields):
     fields["event"] = event
-    _protocol.write(json.dumps(fields, allow_nan=False, default=str) + "\n")
+    _protocol.write(json.dumps(events.finite(fields), allow_nan=False, default=str) + "\n")
     _protocol.flush()
 
 

@@ -5,7 +5,6 @@ out-of-bounds write, infinite loop, compile error, a replayed result); a kernel 
 stream; the agent's median against triton.testing.do_bench; the spread of one kernel's median over 10 runs.
 Writes transcripts.json (every run's events) and results.json into the output folder."""
 import ctypes
-import glob
 import json
 import os
 import statistics
@@ -110,6 +109,7 @@ def main():
         json.dump(results, f, indent=1)
     with open(os.path.join(OUT, "transcripts.json"), "w") as f:
         json.dump(transcripts, f)
+    print(json.dumps({"do_bench": bench, "streams": stream_result, "spread": spread}, indent=1))
     failed = [c for c in checks if not c["ok"]]
     print("%d passed, %d failed" % (len(checks) - len(failed), len(failed)))
     return 1 if failed else 0
@@ -119,15 +119,17 @@ def compare_do_bench(medians):
     """The agent's median against triton.testing.do_bench on the same library and inputs (largest case)."""
     import torch
     import triton.testing
-    from remote_agent import compiler, launcher
+    from remote_agent import compiler
+    from remote_agent.agent import build_plan
+    toolchain = compiler.detect("cuda")
     out = []
     for slug in ("vector-addition", "relu", "matrix-multiplication", "softmax"):
         if slug not in medians:
             continue
         problem = catalog.load(slug)
         code = read(os.path.join(HERE, "kernels", slug + ".cu"))
-        libs = glob.glob(os.path.join(CACHE, "*", "lib.so"))
-        symbol = launcher.LAUNCHER_SYMBOL if launcher.convention(code) == "kernel" else launcher.HOST_SYMBOL
+        _, _, symbol, key = build_plan(code, "cuda", problem, toolchain)
+        library = os.path.join(CACHE, key, "lib.so")
         case = problem.cases[-1]
         gen = torch.Generator(device="cuda")
         gen.manual_seed(problem.seed(case["test_id"]))
@@ -141,21 +143,12 @@ def compare_do_bench(medians):
             else:
                 args.append(case["sizes"].get(p["name"], inputs.get(p["name"])))
         fn = None
-        for lib in libs:
-            handle = ctypes.CDLL(lib)
-            if hasattr(handle, symbol):
-                candidate = getattr(handle, symbol)
-                candidate.restype = None
-                candidate.argtypes = [ctypes.c_void_p if p["pointer"] else
-                                      {"float": ctypes.c_float, "size_t": ctypes.c_size_t,
-                                       "int": ctypes.c_int}[p["type"]] for p in problem.parameters]
-                for n in outputs:
-                    outputs[n].fill_(float("nan"))
-                candidate(*args)
-                torch.cuda.synchronize()
-                if all(torch.allclose(outputs[n], ref[n], atol=1e-3, rtol=1e-3) for n in outputs):
-                    fn = candidate
-                    break
+        if os.path.isfile(library):
+            fn = getattr(ctypes.CDLL(library), symbol)
+            fn.restype = None
+            fn.argtypes = [ctypes.c_void_p if p["pointer"] else
+                           {"float": ctypes.c_float, "size_t": ctypes.c_size_t, "int": ctypes.c_int}[p["type"]]
+                           for p in problem.parameters]
         if fn is None:
             out.append({"problem": slug, "error": "library not found in the cache"})
             continue
