@@ -2,7 +2,7 @@
 """A test agent that speaks the real agent protocol (JSON_EVENT lines on stdout, logs on stderr).
 
 What it does is chosen by directives in the submitted code, so one agent serves every test:
-  // agent: ok | slow | crash | garbage | hang | trap_term | exit0
+  // agent: ok | crash | garbage | hang | trap_term | exit0 | replay:<transcript>
   // delay: <seconds between events>
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
@@ -37,6 +37,15 @@ def main():
         with open(os.path.join(echo_dir, payload["submission_id"] + ".code"), "wb") as f:
             f.write(code.encode("utf-8"))
     behaviour = directive(code, "agent", "ok")
+    if behaviour.startswith("replay:"):
+        # Replays what the real agent printed on a GPU (remote-agent/scripts/gpu-selftest.sh).
+        name = behaviour[len("replay:"):]
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "agent-transcripts", name + ".jsonl"), encoding="utf-8") as f:
+            for line in f:
+                sys.stdout.write("JSON_EVENT:" + line.strip() + "\n")
+                sys.stdout.flush()
+        return
     delay = float(directive(code, "delay", "0.01"))
     print("fake agent starting " + behaviour, file=sys.stderr, flush=True)
 

@@ -1,0 +1,282 @@
+"""Everything of the agent that needs no GPU: run with ``python3 -m unittest discover`` from remote-agent/."""
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from remote_agent import catalog, compiler, events, launcher, payload, stats
+from remote_agent.agent import Agent, build_plan
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def valid_payload(**changes):
+    data = {"submission_id": "s1", "problem": "leaky-relu", "language": "cuda", "dtype": "float32",
+            "code": "__global__ void solution() {}", "mode": "check",
+            "limits": {"compile_seconds": 10, "test_seconds": 20, "benchmark_seconds": 30}}
+    data.update(changes)
+    return json.dumps(data).encode()
+
+
+class PayloadTest(unittest.TestCase):
+    def test_valid(self):
+        p = payload.parse(valid_payload())
+        self.assertEqual(("leaky-relu", "cuda", "check"), (p.problem, p.language, p.mode))
+        self.assertEqual(20, p.limits["test_seconds"])
+
+    def test_defaults(self):
+        data = json.loads(valid_payload())
+        del data["mode"], data["limits"], data["dtype"]
+        p = payload.parse(json.dumps(data).encode())
+        self.assertEqual("benchmark", p.mode)
+        self.assertEqual("float32", p.dtype)
+        self.assertEqual(payload.DEFAULT_LIMITS, p.limits)
+
+    def test_every_problem_is_named(self):
+        with self.assertRaises(payload.PayloadError) as caught:
+            payload.parse(json.dumps({"language": "rust", "mode": "fast", "code": " ",
+                                      "limits": {"test_seconds": -1}}).encode())
+        text = " ".join(caught.exception.problems)
+        for field in ("submission_id", "problem", "language", "code", "mode", "limits.test_seconds"):
+            self.assertIn(field, text)
+
+    def test_not_json(self):
+        for raw in (b"{", b"\xff\xfe", b"[1]"):
+            with self.assertRaises(payload.PayloadError):
+                payload.parse(raw)
+
+
+class EventsTest(unittest.TestCase):
+    def test_encoding(self):
+        line = events.encode("TEST_RESULT", {"result": {"test_id": 1, "status": "PASSED"}, "total_tests": 2})
+        self.assertTrue(line.startswith("JSON_EVENT:"))
+        body = json.loads(line[len("JSON_EVENT:"):])
+        self.assertEqual("TEST_RESULT", body["type"])
+        self.assertNotIn("\n", line)
+
+    def test_non_finite_numbers_stay_valid_json(self):
+        line = events.encode("WRONG_ANSWER", {"debug_info": {"max_abs_error": float("inf"),
+                                                             "first_mismatch": {"actual": float("nan")}}})
+        body = json.loads(line[len("JSON_EVENT:"):])
+        self.assertEqual("inf", body["debug_info"]["max_abs_error"])
+        self.assertEqual("nan", body["debug_info"]["first_mismatch"]["actual"])
+
+    def test_unknown_type_refused(self):
+        with self.assertRaises(ValueError):
+            events.encode("CANCELLED", {})
+
+    def test_emitter_flushes_and_remembers_the_end(self):
+        out = io.StringIO()
+        emitter = events.Emitter(out)
+        emitter.emit("COMPILING")
+        self.assertIsNone(emitter.finished)
+        emitter.emit("COMPILE_ERROR", message="x", details="y")
+        self.assertEqual("COMPILE_ERROR", emitter.finished)
+        self.assertEqual(2, len(out.getvalue().splitlines()))
+
+    def test_trim_keeps_the_end(self):
+        text = "a" * 100 + "THE ERROR"
+        self.assertTrue(events.trim(text, 20).endswith("THE ERROR"))
+
+
+class StatsTest(unittest.TestCase):
+    def fake(self, values):
+        it = iter(values)
+        return lambda: next(it)
+
+    def test_stops_once_stable_after_the_minimum(self):
+        samples = stats.collect(self.fake([1.0] * 50), stats.StoppingRule())
+        self.assertEqual(5, len(samples))
+
+    def test_noisy_runs_go_to_the_maximum(self):
+        noisy = [1.0, 2.0] * 50
+        self.assertEqual(20, len(stats.collect(self.fake(noisy), stats.StoppingRule())))
+
+    def test_settles_when_cv_drops(self):
+        values = [1.0, 1.5, 1.0, 1.0, 1.0] + [1.0] * 40
+        samples = stats.collect(self.fake(values), stats.StoppingRule(target_cv=0.15))
+        self.assertGreater(len(samples), 5)
+        self.assertLessEqual(stats.cv(samples), 0.15)
+        self.assertLess(len(samples), 20)
+
+    def test_long_runs_get_a_fixed_count(self):
+        samples = stats.collect(self.fake([1500.0] * 10), stats.StoppingRule())
+        self.assertEqual(3, len(samples))
+
+    def test_summary(self):
+        s = stats.summary([1.0, 2.0, 3.0, 4.0], throttled=1)
+        self.assertEqual((2.5, 2.5, 1.0, 4.0, 4, 1), (s["median"], s["mean"], s["min"], s["max"], s["iterations"],
+                                                      s["throttled"]))
+        self.assertAlmostEqual(0.5164, s["cv"], places=3)
+        self.assertEqual([1.0, 2.0, 3.0, 4.0], s["samples"])
+
+    def test_geomean(self):
+        self.assertAlmostEqual(2.0, stats.geomean([1.0, 4.0]))
+        self.assertIsNone(stats.geomean([]))
+
+    def test_configurable(self):
+        rule = stats.StoppingRule.from_settings({"min_runs": 2, "max_runs": 4, "ignored": 1})
+        self.assertEqual((2, 4), (rule.min_runs, rule.max_runs))
+        with self.assertRaises(ValueError):
+            stats.StoppingRule.from_settings({"min_runs": 5, "max_runs": 2})
+
+
+class CatalogTest(unittest.TestCase):
+    REQUIRED = {"vector-addition", "leaky-relu", "relu", "matrix-multiplication", "softmax", "layer-norm",
+                "sum-reduction", "conv-1d"}
+
+    def test_all_problems_load_and_agree_with_their_metadata(self):
+        slugs = set(catalog.slugs())
+        self.assertTrue(self.REQUIRED <= slugs, self.REQUIRED - slugs)
+        for slug in slugs:
+            problem = catalog.load(slug)  # raises on any disagreement between problem.json and problem.py
+            self.assertGreaterEqual(len(problem.cases), 4, slug)
+            self.assertTrue(problem.outputs(), slug)
+            self.assertEqual(["cuda", "hip"], problem.meta["languages"], slug)
+            for case in problem.cases:
+                self.assertGreater(problem.flops(case["sizes"]), 0)
+                self.assertGreater(problem.bytes_moved(case["sizes"], "float32"), 0)
+
+    def test_sizes_include_ones_off_the_block_size(self):
+        for slug in catalog.slugs():
+            problem = catalog.load(slug)
+            odd = [c for c in problem.cases if any(v % 16 for v in c["sizes"].values())]
+            self.assertTrue(odd, slug + " has no size off a multiple of 16")
+
+    def test_leaky_relu_signature(self):
+        names = [p["name"] for p in catalog.load("leaky-relu").parameters]
+        self.assertEqual(["input", "alpha", "output", "M", "N"], names)
+
+    def test_seed_is_per_problem_and_case(self):
+        a, b = catalog.load("relu"), catalog.load("leaky-relu")
+        self.assertEqual(a.seed(1), catalog.load("relu").seed(1))
+        self.assertNotEqual(a.seed(1), a.seed(2))
+        self.assertNotEqual(a.seed(1), b.seed(1))
+
+    def test_bad_metadata_is_refused(self):
+        folder = tempfile.mkdtemp()
+        try:
+            shutil.copytree(os.path.join(catalog.PROBLEMS_DIR, "relu"), os.path.join(folder, "relu"))
+            meta_path = os.path.join(folder, "relu", "problem.json")
+            meta = json.load(open(meta_path))
+            meta["launch"] = {"elements": "M * system(1)"}
+            json.dump(meta, open(meta_path, "w"))
+            with self.assertRaises(ValueError):
+                catalog.load("relu", folder)
+            with self.assertRaises(catalog.UnknownProblem):
+                catalog.load("../relu", folder)
+        finally:
+            shutil.rmtree(folder)
+
+
+class LauncherTest(unittest.TestCase):
+    def test_conventions(self):
+        self.assertEqual("host", launcher.convention('extern "C" void solution(float* x) {}'))
+        self.assertEqual("kernel", launcher.convention("__global__ void solution(float* x) {}"))
+        self.assertEqual("kernel", launcher.convention("__global__ __launch_bounds__(256) void solution(int n)"))
+        with self.assertRaises(launcher.ConventionError):
+            launcher.convention('// extern "C" void solution(\nvoid other() {}')
+
+    def test_one_dimensional_launch(self):
+        text = launcher.generate(catalog.load("leaky-relu"), "solution.cu")
+        self.assertIn('#include "solution.cu"', text)
+        self.assertIn('extern "C" void kr_launch(void* input, float alpha, void* output, size_t M, size_t N)', text)
+        self.assertIn("(size_t)(M * N)", text)
+        self.assertIn("solution<<<kr_grid, kr_block>>>(kr_ptr{input}, alpha, kr_ptr{output}, M, N);", text)
+
+    def test_two_dimensional_launch(self):
+        text = launcher.generate(catalog.load("matrix-multiplication"), "solution.cu")
+        self.assertIn("dim3 kr_block(16, 16);", text)
+        self.assertIn("kr_x = (size_t)(N), kr_y = (size_t)(M)", text)
+
+    def test_user_code_stays_in_its_own_file(self):
+        code = "__global__ void solution(const float* input, float* output, size_t M, size_t N) {} // MARKER\n"
+        tc = compiler.Toolchain("nvcc", "nvcc", "V13", "sm_90")
+        sources, _, _, _ = build_plan(code, "cuda", catalog.load("relu"), tc)
+        self.assertEqual(code, sources["solution.cu"])
+        self.assertNotIn("MARKER", sources["launcher.cu"])
+
+
+class CompilerTest(unittest.TestCase):
+    def test_cuda_command_line(self):
+        tc = compiler.Toolchain("nvcc", "/usr/bin/nvcc", "V13", "sm_90")
+        argv = tc.command("cuda", "solution.cu", "lib.so")
+        self.assertEqual("/usr/bin/nvcc", argv[0])
+        self.assertIn("-arch=sm_90", argv)
+        self.assertIn("-shared", argv)
+        self.assertEqual(["-x", "cu", "solution.cu"], argv[-3:])
+        self.assertNotIn("-include", argv)
+
+    def test_hip_on_nvidia_uses_the_header(self):
+        argv = compiler.Toolchain("nvcc", "nvcc", "V13", "sm_90").command("hip", "solution.cu", "lib.so")
+        header = argv[argv.index("-include") + 1]
+        self.assertTrue(header.endswith("hip_cuda.h") and os.path.isfile(header))
+        self.assertTrue(os.path.isfile(os.path.join(argv[argv.index("-I") + 1], "hip", "hip_runtime.h")))
+
+    def test_hip_on_rocm(self):
+        argv = compiler.Toolchain("hipcc", "/opt/rocm/bin/hipcc", "6.2", "gfx942").command("hip", "s.cu", "l.so")
+        self.assertIn("--offload-arch=gfx942", argv)
+
+    def test_cache_key_covers_source_flags_and_version(self):
+        base = compiler.cache_key({"a.cu": "x"}, ["nvcc", "-O3"], "V1")
+        self.assertEqual(base, compiler.cache_key({"a.cu": "x"}, ["nvcc", "-O3"], "V1"))
+        self.assertNotEqual(base, compiler.cache_key({"a.cu": "y"}, ["nvcc", "-O3"], "V1"))
+        self.assertNotEqual(base, compiler.cache_key({"a.cu": "x"}, ["nvcc", "-O2"], "V1"))
+        self.assertNotEqual(base, compiler.cache_key({"a.cu": "x"}, ["nvcc", "-O3"], "V2"))
+
+    def test_plan(self):
+        tc = compiler.Toolchain("nvcc", "nvcc", "V13", "sm_90")
+        sources, entry, symbol, key = build_plan("__global__ void solution(const float* input, float* output, "
+                                                 "size_t M, size_t N) {}", "cuda", catalog.load("relu"), tc)
+        self.assertEqual(("launcher.cu", "kr_launch"), (entry, symbol))
+        self.assertEqual({"solution.cu", "launcher.cu"}, set(sources))
+        _, entry, symbol, _ = build_plan('extern "C" void solution() {}', "cuda", catalog.load("relu"), tc)
+        self.assertEqual(("solution.cu", "solution"), (entry, symbol))
+
+    @unittest.skipUnless(compiler.find_nvcc(), "nvcc is not installed")
+    def test_hip_header_and_launchers_build_with_nvcc(self):
+        tc = compiler.Toolchain("nvcc", compiler.find_nvcc(), "local", "sm_90")
+        for slug, ext in (("softmax", ".hip"), ("matrix-multiplication", ".cu"), ("relu", ".hip")):
+            code = open(os.path.join(ROOT, "selftest", "kernels", slug + ext)).read()
+            sources, entry, _, _ = build_plan(code, "hip" if ext == ".hip" else "cuda", catalog.load(slug), tc)
+            work = tempfile.mkdtemp()
+            try:
+                for name, text in sources.items():
+                    open(os.path.join(work, name), "w").write(text)
+                done = subprocess.run(tc.command("hip" if ext == ".hip" else "cuda", entry, "lib.so"), cwd=work,
+                                      capture_output=True, text=True)
+                self.assertEqual(0, done.returncode, done.stderr[-2000:])
+            finally:
+                shutil.rmtree(work)
+
+
+class AgentWithoutGpuTest(unittest.TestCase):
+    def run_agent(self, raw):
+        out = io.StringIO()
+        emitter = events.Emitter(out)
+        Agent(emitter, cache_dir=tempfile.mkdtemp()).run(raw)
+        return [json.loads(line[len("JSON_EVENT:"):]) for line in out.getvalue().splitlines()]
+
+    def test_every_failure_is_one_event(self):
+        for raw, message in ((b"not json", "invalid payload"),
+                             (valid_payload(problem="nope"), "unknown problem"),
+                             (valid_payload(dtype="float64"), "does not take dtype")):
+            got = self.run_agent(raw)
+            self.assertEqual(1, len(got), got)
+            self.assertEqual("ERROR", got[0]["type"])
+            self.assertIn(message, got[0]["message"])
+
+    def test_command_line_never_tracebacks(self):
+        done = subprocess.run([sys.executable, "-m", "remote_agent", "--payload", "/nonexistent/file"], cwd=ROOT,
+                              capture_output=True, text=True)
+        self.assertEqual(["ERROR"], [json.loads(l[11:])["type"] for l in done.stdout.splitlines()])
+        self.assertNotIn("Traceback", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
