@@ -58,6 +58,11 @@ def expect(name, events, wanted, why=""):
     return ok
 
 
+def timings(events):
+    return {e["result"]["name"]: e["result"]["runtime_stats"]["timing"] for e in events
+            if e.get("type") == "BENCHMARK_RESULT"}
+
+
 def read(path):
     with open(path) as f:
         return f.read()
@@ -100,6 +105,15 @@ def main():
         stream_result = {"own_stream_ms": a["runtime_ms"], "default_stream_ms": b["runtime_ms"], "ratio": ratio}
         checks.append({"check": "own-stream time within 25% of the default-stream time", "ok": 0.75 < ratio < 1.25,
                        "got": ratio, "expected": "0.75..1.25"})
+        used = {"own": timings(own), "default": timings(default), "plain": timings(transcripts.get(
+            "ok-cuda-vector-addition", []))}
+        stream_result["timing_sources"] = used
+        plain = set(used["default"].values()) | set(used["plain"].values())
+        checks.append({"check": "default-stream kernels are timed by GPU events at every size",
+                       "ok": plain == {"events"}, "got": sorted(plain), "expected": ["events"]})
+        checks.append({"check": "own-stream kernel (4 ms) falls back to device-wide timing",
+                       "ok": used["own"].get(a["name"]) == "host", "got": used["own"].get(a["name"]),
+                       "expected": "host"})
 
     bench = compare_do_bench(medians)
     spread = repeat_spread()
