@@ -163,53 +163,41 @@ class Runner:
         send("CHECKED", passed_tests=total, total_tests=total)
         return True
 
-    def sync_overhead_ms(self):
-        """Host time of an empty timed run (two event records and a device-wide sync), calibrated once."""
-        if getattr(self, "_overhead", None) is None:
-            torch = self.torch
-            samples = []
-            for _ in range(21):
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                start.record()
-                end.record()
-                torch.cuda.synchronize()
-                samples.append((time.perf_counter() - t0) * 1000.0)
-            self._overhead = stats.median(samples)
-        return self._overhead
-
     def time_once(self, run, outputs):
-        """One timed run: poison and flush outside the timed region, GPU events around the call on the
-        legacy default stream (which waits for work on blocking streams), then a device-wide sync."""
+        """One timed run, as triton's do_bench does it: poisoning the outputs and flushing L2 are queued ahead
+        of the start event, so the GPU is still busy with them while the host reaches the call, and no idle
+        launch gap is timed. GPU events on the legacy default stream (which waits for blocking streams), then
+        a device-wide sync. Returns (event ms, host ms from the start event to the end of the sync)."""
         torch = self.torch
         self.poison(outputs)
         self.flush_buffer.zero_()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
         host_start = time.perf_counter()
         start.record()
         run()
         end.record()
         torch.cuda.synchronize()
-        host_ms = (time.perf_counter() - host_start) * 1000.0
-        event_ms = start.elapsed_time(end)
-        # Work on a non-blocking stream of its own escapes the events but not the device-wide sync: when the
-        # host's time, less the calibrated cost of an empty run, clearly exceeds the events', it is the figure.
-        device_ms = host_ms - self.sync_overhead_ms()
-        if device_ms > 1.5 * event_ms + 0.02:
-            return device_ms, "host"
-        return event_ms, "events"
+        return start.elapsed_time(end), (time.perf_counter() - host_start) * 1000.0
 
     def measure(self, run, outputs, check_after=None):
+        torch = self.torch
         max_clock = self.nvml.max_sm_clock()
         throttled = [0]
         sources = set()
+        run()  # warm-up, not timed
+        torch.cuda.synchronize()
+        # The host time of an empty run with the same poisoning and flush: what a real run's host time
+        # carries on top of the kernel's own.
+        overhead = stats.median([self.time_once(lambda: None, outputs)[1] for _ in range(11)])
 
         def sample():
-            ms, source = self.time_once(run, outputs)
+            event_ms, host_ms = self.time_once(run, outputs)
+            # Work on a non-blocking stream of its own escapes the events but not the device-wide sync: when
+            # the host's time, less the empty run's, clearly exceeds the events', it is the figure.
+            ms, source = event_ms, "events"
+            if host_ms - overhead > 1.5 * event_ms + 0.02:
+                ms, source = host_ms - overhead, "host"
             sources.add(source)
             clock = self.nvml.sm_clock()
             if max_clock and clock is not None and clock < 0.75 * max_clock:
@@ -218,8 +206,6 @@ class Runner:
                 check_after()
             return ms
 
-        run()  # warm-up, not timed
-        self.torch.cuda.synchronize()
         samples = stats.collect(sample, self.rule)
         summary = stats.summary(samples, throttled[0])
         summary["timing"] = "host" if "host" in sources else "events"
