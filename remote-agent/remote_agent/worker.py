@@ -184,31 +184,33 @@ class Runner:
         torch = self.torch
         max_clock = self.nvml.max_sm_clock()
         throttled = [0]
-        sources = set()
         run()  # warm-up, not timed
         torch.cuda.synchronize()
         # The host time of an empty run with the same poisoning and flush: what a real run's host time
         # carries on top of the kernel's own.
         overhead = stats.median([self.time_once(lambda: None, outputs)[1] for _ in range(11)])
 
+        host_derived = []
+
         def sample():
             event_ms, host_ms = self.time_once(run, outputs)
-            # Work on a non-blocking stream of its own escapes the events but not the device-wide sync: when
-            # the host's time, less the empty run's, clearly exceeds the events', it is the figure.
-            ms, source = event_ms, "events"
-            if host_ms - overhead > 1.5 * event_ms + 0.02:
-                ms, source = host_ms - overhead, "host"
-            sources.add(source)
+            host_derived.append(host_ms - overhead)
             clock = self.nvml.sm_clock()
             if max_clock and clock is not None and clock < 0.75 * max_clock:
                 throttled[0] += 1
             if check_after is not None:
                 check_after()
-            return ms
+            return event_ms
 
         samples = stats.collect(sample, self.rule)
+        timing = "events"
+        # Work on a non-blocking stream of its own escapes the events but not the device-wide sync: when the
+        # host's times, less the empty run's, clearly exceed the events' (compared by medians, so one jittery
+        # sample decides nothing), they are the figures.
+        if stats.median(host_derived) > 1.5 * stats.median(samples) + 0.02:
+            samples, timing = host_derived, "host"
         summary = stats.summary(samples, throttled[0])
-        summary["timing"] = "host" if "host" in sources else "events"
+        summary["timing"] = timing
         return summary
 
     def benchmark(self):
