@@ -115,7 +115,8 @@ class Agent:
 
     def execute(self, payload, problem, library, symbol, work):
         job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
-               "mode": payload.mode, "problems_dir": self.problems_dir, "benchmark": self.benchmark_settings}
+               "mode": payload.mode, "problems_dir": self.problems_dir,
+               "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
         job_file = os.path.join(work, "job.json")
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump(job, f)

@@ -2,6 +2,8 @@
 import json
 from dataclasses import dataclass, field
 
+from remote_agent.stats import StoppingRule
+
 LANGUAGES = ("cuda", "hip")
 MODES = ("check", "benchmark")
 DEFAULT_LIMITS = {"compile_seconds": 60, "test_seconds": 120, "benchmark_seconds": 300}
@@ -22,6 +24,7 @@ class Payload:
     code: str
     mode: str
     limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
+    benchmark: dict = field(default_factory=dict)
 
 
 def parse(raw_bytes):
@@ -60,6 +63,14 @@ def parse(raw_bytes):
             problems.append("limits." + key + " must be a positive number of seconds")
         else:
             limits[key] = value
+    benchmark = data.get("benchmark", {})
+    try:
+        if not isinstance(benchmark, dict):
+            raise ValueError("not an object")
+        StoppingRule.from_settings(benchmark)
+    except (TypeError, ValueError) as e:
+        problems.append("benchmark must be an object of min_runs, max_runs, target_cv, long_run_seconds and "
+                        "long_runs: " + str(e))
     if problems:
         raise PayloadError(problems)
-    return Payload(submission_id, problem, language, dtype, code, mode, limits)
+    return Payload(submission_id, problem, language, dtype, code, mode, limits, benchmark)

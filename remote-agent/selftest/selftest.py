@@ -24,8 +24,8 @@ transcripts = {}
 checks = []
 
 
-def run_agent(name, problem, language, code, mode="benchmark", limits=None):
-    payload = {"submission_id": name, "problem": problem, "language": language, "dtype": "float32",
+def run_agent(name, problem, language, code, mode="benchmark", limits=None, dtype="float32"):
+    payload = {"submission_id": name, "problem": problem, "language": language, "dtype": dtype,
                "code": code, "mode": mode, "limits": limits or {}}
     path = os.path.join(CACHE, "payload.json")
     os.makedirs(CACHE, exist_ok=True)
@@ -79,6 +79,15 @@ def main():
         expect("correct HIP kernel passes: " + slug, run_agent("ok-hip-" + slug, slug, "hip", hip, "check"),
                "CHECKED")
 
+    for dtype in ("float16", "bfloat16"):
+        code = read(os.path.join(HERE, "kernels", "vector-addition-" + dtype + ".cu"))
+        expect("correct " + dtype + " kernel benchmarks: vector-addition",
+               run_agent("ok-" + dtype + "-vector-addition", "vector-addition", "cuda", code, dtype=dtype),
+               "BENCHMARKED")
+        wrong = code.replace("__hadd(A[i], B[i])", "A[i]")
+        expect(dtype + " wrong result", run_agent("fault-" + dtype + "-wrong", "vector-addition", "cuda", wrong,
+                                                  "check", dtype=dtype), "WRONG_ANSWER")
+
     faults = os.path.join(HERE, "faults")
     expect("wrong result", run_agent("fault-wrong", "vector-addition", "cuda", read(faults + "/wrong.cu"), "check"),
            "WRONG_ANSWER")
@@ -86,6 +95,10 @@ def main():
                                                   read(faults + "/unwritten.cu"), "check"), "WRONG_ANSWER")
     expect("out-of-bounds write", run_agent("fault-out-of-bounds", "vector-addition", "cuda",
                                             read(faults + "/out-of-bounds.cu"), "check"), "RUNTIME_ERROR")
+    crash = run_agent("fault-host-segfault", "vector-addition", "cuda", read(faults + "/host-segfault.cu"), "check")
+    if expect("segfault in the host function", crash, "RUNTIME_ERROR"):
+        checks.append({"check": "the segfault is named", "ok": "SIGSEGV" in crash[-1]["message"],
+                       "got": crash[-1]["message"], "expected": "SIGSEGV"})
     expect("infinite loop", run_agent("fault-infinite-loop", "vector-addition", "cuda",
                                       read(faults + "/infinite-loop.cu"), "check", {"test_seconds": 15}),
            "TIME_LIMIT_EXCEEDED")

@@ -45,6 +45,13 @@ class PayloadTest(unittest.TestCase):
         for field in ("submission_id", "problem", "language", "code", "mode", "limits.test_seconds"):
             self.assertIn(field, text)
 
+    def test_benchmark_settings(self):
+        p = payload.parse(valid_payload(benchmark={"min_runs": 3, "max_runs": 9, "target_cv": 0.05}))
+        self.assertEqual({"min_runs": 3, "max_runs": 9, "target_cv": 0.05}, p.benchmark)
+        for bad in ({"min_runs": 10, "max_runs": 2}, {"max_runs": "many"}, [1]):
+            with self.assertRaises(payload.PayloadError):
+                payload.parse(valid_payload(benchmark=bad))
+
     def test_not_json(self):
         for raw in (b"{", b"\xff\xfe", b"[1]"):
             with self.assertRaises(payload.PayloadError):

@@ -6,7 +6,10 @@ CASES = [
     {"name": "N = 2^20", "sizes": {"N": 1 << 20}},
     {"name": "N = 2^25 + 3", "sizes": {"N": (1 << 25) + 3}},
 ]
-TOLERANCE = {"float32": {"atol": 1e-6, "rtol": 1e-6}}
+TOLERANCE = {"float32": {"atol": 1e-6, "rtol": 1e-6},
+             # One rounding of the sum: half an ulp of the result.
+             "float16": {"atol": 1e-3, "rtol": 1e-3},
+             "bfloat16": {"atol": 1e-2, "rtol": 8e-3}}
 
 
 def make_inputs(sizes, dtype, gen, torch):
