@@ -109,7 +109,8 @@ def main():
            "WRONG_ANSWER")
 
     own = run_agent("stream-own", "vector-addition", "cuda", read(faults + "/own-stream.cu"))
-    default = run_agent("stream-default", "vector-addition", "cuda", read(faults + "/default-stream.cu"))
+    default = run_agent("stream-default", "vector-addition", "cuda",
+                        "#define KR_DEFAULT_STREAM\n" + read(faults + "/own-stream.cu"))
     stream_result = {}
     if expect("kernel on its own stream benchmarks", own, "BENCHMARKED") and \
             expect("same kernel on the default stream benchmarks", default, "BENCHMARKED"):

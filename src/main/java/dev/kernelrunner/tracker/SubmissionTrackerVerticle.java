@@ -88,7 +88,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     JsonObject row = request.toJson().put("id", id).put("position", position)
         .put("max_active", config.http().maxActivePerUser());
     Bus.request(bus, Addresses.STORE_SUBMISSION_CREATE, row).onSuccess(frame -> {
-      Tracked tracked = new Tracked(id, request.userId(), request.gpuType(), request.mode());
+      Tracked tracked = new Tracked(id, request.gpuType(), request.mode());
       tracked.lastPosition = position;
       active.put(id, tracked);
       queue.add(tracked);
@@ -303,7 +303,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
 
   private Future<?> reconcileOne(JsonObject row) {
     String id = row.getString("id");
-    Tracked tracked = new Tracked(id, row.getString("user_id"), row.getString("gpu_type"),
+    Tracked tracked = new Tracked(id, row.getString("gpu_type"),
         Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK));
     tracked.status = EventType.valueOf(row.getString("status"));
     tracked.lastPosition = -1;
@@ -341,7 +341,6 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   /** One submission this service is responsible for, from creation until its process is gone. */
   private static final class Tracked {
     final String id;
-    final String userId;
     final String gpuType;
     final Mode mode;
     EventType status = EventType.IN_QUEUE;
@@ -352,9 +351,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     String cancelReason;
     Future<Void> chain = Future.succeededFuture();
 
-    Tracked(String id, String userId, String gpuType, Mode mode) {
+    Tracked(String id, String gpuType, Mode mode) {
       this.id = id;
-      this.userId = userId;
       this.gpuType = gpuType;
       this.mode = mode;
     }
