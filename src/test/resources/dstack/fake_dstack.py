@@ -4,7 +4,9 @@ their output formats (0.20 JSON mode, or a 0.19 table-only mode), statuses, and 
 
 State lives in the folder $FAKE_DSTACK_HOME: state.json (runs, fleets) and config.json (the test's knobs):
   {"mode": "json" | "table", "banner": bool, "hang": [command...], "error": {command: message},
-   "no_capacity": bool, "apply_noop": bool, "lose_tail": bool, "step_seconds": 0.3}
+   "no_capacity": bool, "apply_noop": bool, "lose_tail": bool, "step_seconds": 0.3,
+   "ignore_columns": bool (tables cut at 80 columns whatever COLUMNS says)}
+A task that names `fleets` fails with "no fleets" when none of them exists (dstack 0.20+).
 A run's "container" is a real local process: the task's `commands`, run by sh in the run's folder, with the
 task's `files` copied in. Configurations are JSON documents (valid YAML), as the runner writes them.
 """
@@ -72,17 +74,37 @@ def alive(pid):
         return False
 
 
-def advance(run):
+def group_alive(pgid):
+    """Whether any process of the container's process group is left (zombies do not count)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+def advance(run, fleets):
     """Moves a run along its statuses with time, starting and watching its container."""
     if run["status"] in FINAL:
         return
     step = config.get("step_seconds", 0.3)
     age = time.time() - run["created"]
     if run.get("stopping"):
-        if run.get("pid") and alive(run["pid"]):
+        if run.get("pid") and group_alive(run["pid"]):
             return
         run.update(status="terminated", job_status="terminated", status_message="stopped",
                    termination_reason="stopped_by_user", job_termination_reason="terminated_by_user")
+        return
+    if run.get("fleets") and not any(f in fleets for f in run["fleets"]) and age > step:
+        run.update(status="failed", job_status="failed", status_message="no fleets", termination_reason="job_failed",
+                   job_termination_reason="failed_to_start_due_to_no_capacity",
+                   job_message="No fleets found. Create a fleet before submitting runs.")
         return
     if config.get("no_capacity") and age > step:
         message = "no capacity" if config.get("version", "0.21.1") >= "0.21.1" else "no offers"
@@ -131,7 +153,7 @@ def run_json(name, run):
 
 
 def table(rows, header):
-    width = int(os.environ.get("COLUMNS", "80"))
+    width = 80 if config.get("ignore_columns") else int(os.environ.get("COLUMNS", "80"))
     widths = [max(len(h), *(len(str(r[i])) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     lines = []
     for cells in [header] + [[str(c) for c in r] for r in rows]:
@@ -141,6 +163,9 @@ def table(rows, header):
 
 
 def main(argv):
+    os.makedirs(HOME, exist_ok=True)
+    with open(os.path.join(HOME, "calls.log"), "a") as calls:  # what was asked, for the tests
+        calls.write(" ".join(argv) + "\n")
     if argv[:1] == ["--version"]:
         print("0.20.5" if config.get("mode", "json") == "json" else "0.19.30")
         return
@@ -159,7 +184,7 @@ def main(argv):
     banner()
     with Locked() as state:
         for name, run in state["runs"].items():
-            advance(run)
+            advance(run, state["fleets"])
         if command == "apply":
             path = argv[argv.index("-f") + 1]
             conf = json.load(open(path))
@@ -187,7 +212,8 @@ def main(argv):
                 else:
                     shutil.copyfile(entry["local_path"], target)
             state["runs"][name] = {"created": time.time(), "status": "submitted", "job_status": "submitted",
-                                   "status_message": "submitted", "commands": conf["commands"], "folder": folder}
+                                   "status_message": "submitted", "commands": conf["commands"], "folder": folder,
+                                   "fleets": conf.get("fleets", [])}
             print(" #  BACKEND      RESOURCES           PRICE\n 1  amddevcloud  MI300X:192GB:1      $1.99\n")
             print("Run %s submitted, detaching..." % name)
         elif command == "run" and argv[1:2] == ["get"]:
@@ -230,7 +256,13 @@ def main(argv):
             fleet = state["fleets"].get(argv[2])
             if fleet is None:
                 fail("Fleet %s not found" % argv[2])
-            print(json.dumps({"name": argv[2], "status": fleet["status"], "instances": []}))
+            # One instance, once a run has used the fleet: busy while one runs, idle after.
+            used = [r for r in state["runs"].values() if argv[2] in r.get("fleets", []) and r.get("pid")]
+            instances = [] if not used else [{
+                "name": argv[2] + "-0", "backend": "amddevcloud", "region": "atl1", "price": 1.99,
+                "instance_type": {"name": "gpu-mi300x1-192gb"},
+                "status": "busy" if any(r["status"] not in FINAL for r in used) else "idle"}]
+            print(json.dumps({"name": argv[2], "status": fleet["status"], "instances": instances}))
         elif command == "fleet" and argv[1:2] == ["list"]:
             table([[n, "amddevcloud", "0..1", f["status"]] for n, f in state["fleets"].items()],
                   ["FLEET", "BACKEND", "NODES", "STATUS"])

@@ -1,10 +1,16 @@
 package dev.kernelrunner;
 
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.ConfigException;
 import dev.kernelrunner.config.ConfigLoader;
+import dev.kernelrunner.fleet.FleetManagerVerticle;
 import dev.kernelrunner.store.EmbeddedPostgres;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +27,14 @@ public final class Main {
       config = ConfigLoader.load();
     } catch (ConfigException e) {
       System.err.println(e.getMessage());
+      System.exit(2);
+      return;
+    }
+    if (args.length > 0) {
+      if (args.length == 1 && args[0].equals("create-fleet")) {
+        System.exit(createFleet(config));
+      }
+      System.err.println("usage: java -jar kernel-runner.jar [create-fleet]");
       System.exit(2);
       return;
     }
@@ -72,5 +86,26 @@ public final class Main {
       }
     }
     System.out.println("kernel-runner is listening on http://" + config.http().host() + ":" + app.httpPort());
+  }
+
+  /**
+   * The one-off fleet command (the seed's create_amd_fleet.py): makes sure the AMD fleet exists, creating it
+   * from conf/dstack/fleet.json and the AMD_* settings (only writing it with AMD_FLEET_DRY_RUN=true).
+   */
+  private static int createFleet(AppConfig config) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      JsonObject fleet = vertx.deployVerticle(new FleetManagerVerticle(config, new SimpleMeterRegistry()))
+          .compose(id -> Bus.request(vertx.eventBus(), Addresses.FLEET_ENSURE, new JsonObject()
+              .put("gpu_type", config.amd().gpuType()).put("force", true), Duration.ofMinutes(10)))
+          .toCompletionStage().toCompletableFuture().get(11, TimeUnit.MINUTES);
+      System.out.println(fleet.encodePrettily());
+      return fleet.getBoolean("ready", false) || fleet.getBoolean("dry_run", false) ? 0 : 1;
+    } catch (java.util.concurrent.ExecutionException e) {
+      System.err.println("could not create the fleet: " + e.getCause().getMessage());
+      return 1;
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
   }
 }

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.support.FakeDstack;
+import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.ServerSocket;
@@ -40,6 +42,42 @@ class MainProcessTest {
     assertNotNull(firstToken, "the first start prints an admin token");
     assertFalse(Files.exists(dataDir.resolve("postgres/postmaster.pid")), "cluster stopped with the service");
     assertEquals(null, runOnce(dataDir, port, false), "the token is printed only once");
+  }
+
+  @Test
+  void createFleetMakesTheFleetOnceOrOnlyWritesItInADryRun() throws Exception {
+    FakeDstack fake = FakeDstack.create(new JsonObject());
+    Path dataDir = Files.createTempDirectory("kr-fleet");
+    Run dry = createFleet(fake, dataDir, "true");
+    assertEquals(0, dry.exitCode(), dry.output());
+    assertTrue(dry.output().contains("\"dry_run\" : true"), dry.output());
+    assertTrue(Files.exists(dataDir.resolve("dstack/amd-mi300x-fleet.fleet.dstack.yml")));
+    assertTrue(fake.state().getJsonObject("fleets").isEmpty(), "a dry run applies nothing");
+    Run real = createFleet(fake, dataDir, "false");
+    assertEquals(0, real.exitCode(), real.output());
+    assertTrue(real.output().contains("\"ready\" : true"), real.output());
+    assertEquals("0..3", fake.state().getJsonObject("fleets").getJsonObject("amd-mi300x-fleet")
+        .getJsonObject("conf").getString("nodes"));
+    Run broken = createFleet(FakeDstack.create(new JsonObject().put("error",
+        new JsonObject().put("fleet get", "No project configured"))), dataDir, "false");
+    assertEquals(1, broken.exitCode(), broken.output());
+    assertTrue(broken.output().contains("No project configured"), broken.output());
+  }
+
+  private record Run(int exitCode, String output) {}
+
+  private static Run createFleet(FakeDstack fake, Path dataDir, String dryRun) throws Exception {
+    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), Main.class.getName(), "create-fleet")
+        .redirectErrorStream(true);
+    builder.environment().put("DATA_DIR", dataDir.toString());
+    builder.environment().put("DSTACK_COMMAND", fake.command());
+    builder.environment().put("AMD_FLEET_MAX_NODES", "3");
+    builder.environment().put("AMD_FLEET_DRY_RUN", dryRun);
+    Process process = builder.start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS));
+    return new Run(process.exitValue(), output);
   }
 
   /** Starts Main, checks readiness (and the printed token, if any, as admin), stops it; returns the token. */

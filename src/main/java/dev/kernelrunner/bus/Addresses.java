@@ -22,10 +22,13 @@ public final class Addresses {
   public static final String SUPERVISOR_START = "supervisor.start";
   public static final String SUPERVISOR_KILL = "supervisor.kill";
   public static final String SUPERVISOR_REAP = "supervisor.reap";
+  public static final String SUPERVISOR_ATTACH = "supervisor.attach";
+  public static final String SUPERVISOR_SWEEP = "supervisor.sweep";
 
   // Fleet manager
   public static final String FLEET_ENSURE = "fleet.ensure";
   public static final String FLEET_LIST = "fleet.list";
+  public static final String FLEET_HEALTH = "fleet.health";
 
   // Result store
   public static final String STORE_PING = "store.ping";
@@ -34,6 +37,7 @@ public final class Addresses {
   public static final String STORE_SUBMISSION_LIST = "store.submission.list";
   public static final String STORE_SUBMISSION_UNFINISHED = "store.submission.unfinished";
   public static final String STORE_SUBMISSION_SET_RUN = "store.submission.set_run";
+  public static final String STORE_SUBMISSION_SET_LOG_OFFSET = "store.submission.set_log_offset";
   public static final String STORE_SUBMISSION_REQUEUE = "store.submission.requeue";
   public static final String STORE_EVENT_APPEND = "store.event.append";
   public static final String STORE_EVENTS_AFTER = "store.events.after";

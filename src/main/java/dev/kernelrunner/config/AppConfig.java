@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 /** Every setting of the service, read once at start-up (see {@link ConfigLoader}). */
-public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Amd amd) {
+public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Amd amd, Dstack dstack) {
 
   public record Http(String host, int port, String adminToken, int maxCodeBytes, int maxActivePerUser) {}
 
@@ -27,6 +27,17 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
   /** The seed's AMD_* settings; the dstack backend uses them. */
   public record Amd(String backend, String fleetName, String gpuType, String gpuMemory, int fleetMaxNodes,
                     String fleetIdleDuration, String spotPolicy, boolean fleetDryRun) {}
+
+  /**
+   * How the dstack backend drives the CLI: argv of the CLI (never a shell string), its per-call timeout, how
+   * often a run is polled, how long provisioning may take, how long "no capacity" is retried (with a doubling
+   * backoff from {@code retryBackoff}), how long a stopped run gets before an abort, the run-name prefix that
+   * marks this service's runs, the task and fleet templates, and the agent folder sent with every task.
+   */
+  public record Dstack(List<String> command, Duration cliTimeout, Duration pollInterval,
+                       Duration provisioningTimeout, Duration noCapacityRetry, Duration retryBackoff,
+                       Duration stopGrace, String runPrefix, Path taskTemplate, Path fleetTemplate,
+                       Path agentDir) {}
 
   /** A GPU type the service can take work for, the backend that serves it and how many run at once. */
   public record GpuType(String name, String backend, int capacity) {}

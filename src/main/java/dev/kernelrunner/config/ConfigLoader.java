@@ -51,11 +51,24 @@ public final class ConfigLoader {
       new Override("AMD_FLEET_MAX_NODES", "amd", "fleet_max_nodes"),
       new Override("AMD_FLEET_IDLE_DURATION", "amd", "fleet_idle_duration"),
       new Override("AMD_SPOT_POLICY", "amd", "spot_policy"),
-      new Override("AMD_FLEET_DRY_RUN", "amd", "fleet_dry_run"));
+      new Override("AMD_FLEET_DRY_RUN", "amd", "fleet_dry_run"),
+      new Override("DSTACK_COMMAND", "dstack", "command"),
+      new Override("DSTACK_CLI_TIMEOUT_SECONDS", "dstack", "cli_timeout_seconds"),
+      new Override("DSTACK_POLL_INTERVAL_MS", "dstack", "poll_interval_ms"),
+      new Override("DSTACK_PROVISIONING_TIMEOUT_SECONDS", "dstack", "provisioning_timeout_seconds"),
+      new Override("DSTACK_NO_CAPACITY_RETRY_SECONDS", "dstack", "no_capacity_retry_seconds"),
+      new Override("DSTACK_RETRY_BACKOFF_MS", "dstack", "retry_backoff_ms"),
+      new Override("DSTACK_STOP_GRACE_SECONDS", "dstack", "stop_grace_seconds"),
+      new Override("DSTACK_RUN_PREFIX", "dstack", "run_prefix"),
+      new Override("DSTACK_TASK_TEMPLATE", "dstack", "task_template"),
+      new Override("DSTACK_FLEET_TEMPLATE", "dstack", "fleet_template"),
+      new Override("DSTACK_AGENT_DIR", "dstack", "agent_dir"));
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
   private static final Pattern GPU_MEMORY = Pattern.compile("[0-9]+(MB|GB|TB)");
   private static final Pattern DURATION = Pattern.compile("[0-9]+[smhd]");
+  /** dstack run names are {@code [a-z][a-z0-9-]{1,40}}; the prefix leaves room for a submission id and attempt. */
+  private static final Pattern RUN_PREFIX = Pattern.compile("[a-z][a-z0-9]{0,3}-");
   private static final Set<String> SPOT_POLICIES = Set.of("auto", "spot", "on-demand");
 
   private final List<String> problems = new ArrayList<>();
@@ -131,7 +144,7 @@ public final class ConfigLoader {
     JsonObject limits = section("agent").getJsonObject("limits", new JsonObject());
     section("agent").put("limits", limits);
     AppConfig.Agent agent = new AppConfig.Agent(
-        commandLine(string("agent", "command", false)),
+        commandLine("AGENT_COMMAND (agent.command)", string("agent", "command", false)),
         Path.of(string("agent", "workdir", false)),
         Path.of(string("agent", "problems_dir", false)),
         Duration.ofSeconds(integer("agent", "submission_timeout_seconds", 1, 7 * 86400)),
@@ -158,10 +171,22 @@ public final class ConfigLoader {
         matching("amd", "fleet_idle_duration", DURATION, "a duration such as 10m (s, m, h or d)"),
         oneOf("amd", "spot_policy", SPOT_POLICIES),
         bool("amd", "fleet_dry_run"));
+    AppConfig.Dstack dstack = new AppConfig.Dstack(
+        commandLine("DSTACK_COMMAND (dstack.command)", string("dstack", "command", false)),
+        Duration.ofSeconds(integer("dstack", "cli_timeout_seconds", 1, 3600)),
+        Duration.ofMillis(integer("dstack", "poll_interval_ms", 50, 600_000)),
+        Duration.ofSeconds(integer("dstack", "provisioning_timeout_seconds", 1, 86400)),
+        Duration.ofSeconds(integer("dstack", "no_capacity_retry_seconds", 0, 86400)),
+        Duration.ofMillis(integer("dstack", "retry_backoff_ms", 10, 3_600_000)),
+        Duration.ofSeconds(integer("dstack", "stop_grace_seconds", 0, 3600)),
+        matching("dstack", "run_prefix", RUN_PREFIX, "1 to 4 lowercase letters or digits (starting with a letter) and '-'"),
+        Path.of(string("dstack", "task_template", false)),
+        Path.of(string("dstack", "fleet_template", false)),
+        Path.of(string("dstack", "agent_dir", false)));
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
-    return new AppConfig(http, database, sse, agent, local, amd);
+    return new AppConfig(http, database, sse, agent, local, amd, dstack);
   }
 
   /** Splits a command line into argv: whitespace separates, single or double quotes group. No shell. */
@@ -201,15 +226,15 @@ public final class ConfigLoader {
     return argv;
   }
 
-  private List<String> commandLine(String line) {
+  private List<String> commandLine(String label, String line) {
     try {
       List<String> argv = splitCommand(line);
       if (argv.isEmpty()) {
-        problems.add("AGENT_COMMAND (agent.command) is empty");
+        problems.add(label + " is empty");
       }
       return argv;
     } catch (IllegalArgumentException e) {
-      problems.add("AGENT_COMMAND (agent.command): " + e.getMessage());
+      problems.add(label + ": " + e.getMessage());
       return List.of();
     }
   }

@@ -52,10 +52,15 @@ public final class DstackOutput {
    * indented rows (a multi-job run's {@code replica=N job=M}) are skipped.
    */
   public static List<Map<String, String>> table(String stdout) {
+    return table(stdout, "NAME");
+  }
+
+  /** Rows of the table whose header starts with {@code firstColumn}. */
+  public static List<Map<String, String>> table(String stdout, String firstColumn) {
     List<String> lines = stdout.lines().filter(l -> !l.isBlank()).toList();
     int header = -1;
     for (int i = 0; i < lines.size(); i++) {
-      if (lines.get(i).strip().startsWith("NAME ")) {
+      if (lines.get(i).strip().startsWith(firstColumn + " ")) {
         header = i;
         break;
       }
@@ -133,7 +138,10 @@ public final class DstackOutput {
     String message = row.getOrDefault("STATUS", "");
     Integer exit = null;
     String status;
-    if (message.startsWith("exited (")) {
+    if (isCut(message)) {
+      // Rich cut the cell (a narrow terminal): what it said is unknown, and never taken for a final status.
+      status = "unknown";
+    } else if (message.startsWith("exited (")) {
       exit = Integer.valueOf(message.substring("exited (".length(), message.indexOf(')')));
       status = exit == 0 ? "done" : "failed";
     } else {
@@ -155,6 +163,11 @@ public final class DstackOutput {
     }
     return new RunState(row.get("NAME"), status, message, null, null, null, exit, row.get("BACKEND"), null,
         parsedPrice, null);
+  }
+
+  /** A table cell Rich cut short (or left empty) for lack of width. */
+  public static boolean isCut(String cell) {
+    return cell == null || cell.isBlank() || cell.endsWith("…");
   }
 
   /** A nested object, empty when absent or null (dstack sends null before a job is provisioned). */

@@ -92,6 +92,10 @@ public class HttpVerticle extends VerticleBase {
     router.post("/api/admin/tokens").handler(this::createToken);
     router.get("/api/problems").handler(ctx -> json(ctx, 200, new JsonObject().put("problems", problems.toJson())));
     router.get("/api/gpu-types").handler(this::listGpuTypes);
+    router.get("/api/fleets").handler(ctx -> Bus.request(bus, Addresses.FLEET_LIST,
+            new JsonObject().put("refresh", true), Duration.ofMinutes(5))
+        .onSuccess(fleets -> json(ctx, 200, fleets)).onFailure(error -> ApiError.fromFailure(ctx, error)));
+    router.post("/api/admin/fleets/:name/ensure").handler(this::ensureFleet);
 
     router.errorHandler(413, ctx -> ApiError.validation(ctx, 413, new JsonArray().add(ApiError.field("code",
         "the request body is larger than this service accepts (code at most " + config.http().maxCodeBytes()
@@ -105,10 +109,35 @@ public class HttpVerticle extends VerticleBase {
     return router;
   }
 
+  /**
+   * 503 only when the database is down (nothing works then). A dstack CLI or fleet that is not usable makes
+   * the service DEGRADED (200: local GPU types still work) and is named in {@code failed}.
+   */
   private void ready(RoutingContext ctx) {
-    Bus.request(bus, Addresses.STORE_PING, new JsonObject(), Duration.ofSeconds(5))
-        .onSuccess(v -> json(ctx, 200, new JsonObject().put("status", "UP").put("database", "UP")))
-        .onFailure(e -> json(ctx, 503, new JsonObject().put("status", "DOWN").put("database", e.getMessage())));
+    Future<JsonObject> database = Bus.request(bus, Addresses.STORE_PING, new JsonObject(), Duration.ofSeconds(5))
+        .map(v -> new JsonObject().put("status", "UP"))
+        .otherwise(e -> new JsonObject().put("status", "DOWN").put("error", e.getMessage()));
+    Future<JsonObject> dstack = Bus.request(bus, Addresses.FLEET_HEALTH, new JsonObject(), Duration.ofSeconds(10))
+        .otherwise(e -> new JsonObject().put("dstack", new JsonObject().put("status", "UNKNOWN")
+            .put("error", e.getMessage())));
+    Future.join(database, dstack).onComplete(ar -> {
+      JsonObject checks = new JsonObject().put("database", database.result());
+      JsonObject fleetHealth = dstack.result();
+      checks.put("dstack", fleetHealth.getJsonObject("dstack"));
+      JsonObject fleets = fleetHealth.getJsonObject("fleets", new JsonObject());
+      fleets.forEach(entry -> checks.put("fleet:" + entry.getKey(), entry.getValue()));
+      JsonArray failed = new JsonArray();
+      checks.forEach(entry -> {
+        String status = ((JsonObject) entry.getValue()).getString("status");
+        if ("DOWN".equals(status)) {
+          failed.add(entry.getKey());
+        }
+      });
+      boolean databaseUp = "UP".equals(database.result().getString("status"));
+      String status = !databaseUp ? "DOWN" : failed.isEmpty() ? "UP" : "DEGRADED";
+      json(ctx, databaseUp ? 200 : 503, new JsonObject().put("status", status)
+          .put("database", database.result().getString("status")).put("failed", failed).put("checks", checks));
+    });
   }
 
   // ---- authentication
@@ -369,6 +398,16 @@ public class HttpVerticle extends VerticleBase {
         .onSuccess(reply -> json(ctx, 201, new JsonObject().put("token", reply.getString("token"))
             .put("user_id", user).put("role", role)))
         .onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  private void ensureFleet(RoutingContext ctx) {
+    if (!principal(ctx).admin()) {
+      ApiError.send(ctx, 403, "forbidden", "admin only");
+      return;
+    }
+    Bus.request(bus, Addresses.FLEET_ENSURE, new JsonObject().put("fleet_name", ctx.pathParam("name"))
+            .put("force", true), Duration.ofMinutes(10))
+        .onSuccess(fleet -> json(ctx, 200, fleet)).onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
   private void listGpuTypes(RoutingContext ctx) {

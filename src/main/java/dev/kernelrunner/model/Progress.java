@@ -24,15 +24,24 @@ public sealed interface Progress {
 
   /**
    * The process is gone. {@code killed}: stopped on request; {@code timedOut}: stopped at the time limit;
-   * {@code terminalSeen}: the agent had already reported how it ended; {@code startError}: it never started.
+   * {@code terminalSeen}: the agent had already reported how it ended; {@code startError}: it never started;
+   * {@code failure} (with its fields): how the backend says it failed, null when it does not say.
    */
   record Exit(String submissionId, Integer exitCode, boolean killed, boolean timedOut, boolean terminalSeen,
-              String startError, List<String> logTail) implements Progress {
+              String startError, List<String> logTail, EventType failure, JsonObject failureFields)
+      implements Progress {
+
+    public Exit(String submissionId, Integer exitCode, boolean killed, boolean timedOut, boolean terminalSeen,
+                String startError, List<String> logTail) {
+      this(submissionId, exitCode, killed, timedOut, terminalSeen, startError, logTail, null, null);
+    }
+
     public JsonObject toJson() {
       return new JsonObject().put("kind", "exit").put("submission_id", submissionId)
           .put("exit_code", exitCode).put("killed", killed).put("timed_out", timedOut)
           .put("terminal_seen", terminalSeen).put("start_error", startError)
-          .put("log_tail", new JsonArray(List.copyOf(logTail)));
+          .put("log_tail", new JsonArray(List.copyOf(logTail)))
+          .put("failure", failure == null ? null : failure.name()).put("failure_fields", failureFields);
     }
   }
 
@@ -42,7 +51,8 @@ public sealed interface Progress {
       return new Exit(id, json.getInteger("exit_code"), json.getBoolean("killed", false),
           json.getBoolean("timed_out", false), json.getBoolean("terminal_seen", false),
           json.getString("start_error"),
-          json.getJsonArray("log_tail", new JsonArray()).stream().map(String::valueOf).toList());
+          json.getJsonArray("log_tail", new JsonArray()).stream().map(String::valueOf).toList(),
+          EventType.parse(json.getString("failure")).orElse(null), json.getJsonObject("failure_fields"));
     }
     return new Event(id, EventType.valueOf(json.getString("type")), json.getJsonObject("fields", new JsonObject()));
   }

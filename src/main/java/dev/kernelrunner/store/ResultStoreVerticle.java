@@ -71,6 +71,9 @@ public class ResultStoreVerticle extends VerticleBase {
               consume(Addresses.STORE_SUBMISSION_UNFINISHED, body -> pool.query(SubmissionSql.UNFINISHED).execute()
                   .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)))),
               consume(Addresses.STORE_SUBMISSION_SET_RUN, this::setRun),
+              consume(Addresses.STORE_SUBMISSION_SET_LOG_OFFSET, body -> pool.preparedQuery(SubmissionSql.SET_LOG_OFFSET)
+                  .execute(Tuple.of(parseId(body.getString("submission_id")), body.getInteger("log_offset")))
+                  .map(rows -> new JsonObject().put("updated", rows.rowCount()))),
               consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
               consume(Addresses.STORE_EVENT_APPEND, this::appendEvent),
               consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),

@@ -64,22 +64,22 @@ public final class AgentOutput {
   }
 
   /** The last lines the agent printed, for error details. Thread-safe. */
-  static final class LogTail {
+  public static final class LogTail {
     private final int capacity;
     private final ArrayDeque<String> lines = new ArrayDeque<>();
 
-    LogTail(int capacity) {
+    public LogTail(int capacity) {
       this.capacity = capacity;
     }
 
-    synchronized void add(String line) {
+    public synchronized void add(String line) {
       if (lines.size() == capacity) {
         lines.removeFirst();
       }
       lines.addLast(line.length() > MAX_TAIL_LINE_CHARS ? line.substring(0, MAX_TAIL_LINE_CHARS) + "…" : line);
     }
 
-    synchronized List<String> lines() {
+    public synchronized List<String> lines() {
       return new ArrayList<>(lines);
     }
   }

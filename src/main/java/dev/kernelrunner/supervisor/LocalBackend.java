@@ -145,7 +145,7 @@ public final class LocalBackend implements Backend {
     }
 
     @Override
-    public long pid() {
+    public Long pid() {
       return process.pid();
     }
 

@@ -4,6 +4,7 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.dstack.DstackBackend;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.Progress;
@@ -31,7 +32,7 @@ import org.slf4j.LoggerFactory;
 public class ProcessSupervisorVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ProcessSupervisorVerticle.class);
   /** Backends this build can run; a GPU type whose backend is missing here is not offered. */
-  public static final Set<String> BACKENDS = Set.of(AppConfig.LOCAL_BACKEND);
+  public static final Set<String> BACKENDS = Set.of(AppConfig.LOCAL_BACKEND, AppConfig.DSTACK_BACKEND);
   /** How long a kill for a run not started yet is remembered, so the start is refused. */
   private static final Duration KILL_MEMORY = Duration.ofMinutes(2);
 
@@ -59,19 +60,27 @@ public class ProcessSupervisorVerticle extends VerticleBase {
           : Files.readString(Path.of("/etc/hostname")).trim();
     }).compose(node -> {
       backends.put(AppConfig.LOCAL_BACKEND, new LocalBackend(vertx, config.agent(), runsDir, node));
+      return DstackBackend.create(vertx, config, runsDir, meters);
+    }).compose(dstack -> {
+      backends.put(AppConfig.DSTACK_BACKEND, dstack);
       return Future.all(List.of(
           bus.<JsonObject>consumer(Addresses.SUPERVISOR_START, this::start).completion(),
+          bus.<JsonObject>consumer(Addresses.SUPERVISOR_ATTACH, this::attach).completion(),
           bus.<JsonObject>consumer(Addresses.SUPERVISOR_KILL, this::kill).completion(),
-          bus.<JsonObject>consumer(Addresses.SUPERVISOR_REAP, this::reap).completion()));
+          bus.<JsonObject>consumer(Addresses.SUPERVISOR_REAP, this::reap).completion(),
+          bus.<JsonObject>consumer(Addresses.SUPERVISOR_SWEEP, this::sweep).completion()));
     });
   }
 
   @Override
   public Future<?> stop() {
     // The service is going away: its agents go too (the next start re-queues their submissions).
+    // Runs that outlive the service (dstack) are only let go: the next start follows them again.
     stopping = true;
     runs.values().forEach(run -> {
-      if (run.handle != null) {
+      if (run.handle != null && run.handle.survivesRestart()) {
+        run.handle.detach();
+      } else if (run.handle != null) {
         run.handle.kill();
       }
     });
@@ -83,9 +92,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     String id = message.body().getString("submission_id");
     String backendName = message.body().getString("backend");
     message.reply(new JsonObject().put("accepted", true));
-    Run run = new Run(id);
-    runs.put(id, run);
     Backend backend = backends.get(backendName);
+    Run run = new Run(id, backend != null && backend.provisions());
+    runs.put(id, run);
     if (backend == null) {
       finish(run, null, List.of(), "no backend '" + backendName + "' in this build");
       return;
@@ -107,6 +116,51 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         .onFailure(error -> finish(run, null, List.of(), run.killRequested ? null : error.getMessage()));
   }
 
+  /** Follows again a run an earlier instance of the service started (it went on while we were down). */
+  private void attach(Message<JsonObject> message) {
+    JsonObject body = message.body();
+    String id = body.getString("submission_id");
+    String backendName = body.getString("backend");
+    Backend backend = backends.get(backendName);
+    if (backend == null) {
+      message.fail(Failures.BAD_REQUEST, "no backend '" + backendName + "' in this build");
+      return;
+    }
+    Run run = new Run(id, backend.provisions());
+    run.mode = Mode.parse(body.getString("mode")).orElse(Mode.BENCHMARK);
+    run.runName = body.getString("run_name");
+    runs.put(id, run);
+    message.reply(new JsonObject().put("accepted", true));
+    log.info("following {} run {} of {} again (from log line {})", backendName, body.getString("run_name"), id,
+        body.getInteger("log_offset", 0));
+    backend.attach(id, body.getString("run_name"), body.getInteger("log_offset", 0), run.mode, listener(run))
+        .onSuccess(handle -> {
+          started(run, handle, backendName);
+          if (body.getInteger("log_offset", 0) > 0) {
+            armTimeLimit(run);
+          }
+        })
+        .onFailure(error -> finish(run, null, List.of(), null, EventType.ERROR, new JsonObject()
+            .put("message", "the service restarted and could not follow this run again")
+            .put("details", error.getMessage())));
+  }
+
+  private void sweep(Message<JsonObject> message) {
+    Backend backend = backends.get(message.body().getString("backend"));
+    if (backend == null) {
+      message.reply(new JsonObject().put("stopped", 0));
+      return;
+    }
+    Set<String> live = new java.util.HashSet<>();
+    runs.values().forEach(run -> {
+      if (run.runName != null) {
+        live.add(run.runName);
+      }
+    });
+    backend.sweep(live).onSuccess(stopped -> message.reply(new JsonObject().put("stopped", stopped)))
+        .onFailure(error -> Failures.fail(message, error, log));
+  }
+
   private JsonObject payload(JsonObject submission) {
     AppConfig.Limits limits = config.agent().limits();
     return new JsonObject()
@@ -123,16 +177,34 @@ public class ProcessSupervisorVerticle extends VerticleBase {
 
   private void started(Run run, Backend.RunHandle handle, String backend) {
     run.handle = handle;
+    run.backend = backend;
     if (run.killRequested) {
       handle.kill();
+    }
+    if (!run.provisions) {
+      armTimeLimit(run);
+    }
+    register(run);
+  }
+
+  /** The time limit covers the agent's work; a backend that provisions bounds its wait for a machine itself. */
+  private void armTimeLimit(Run run) {
+    if (run.timer != -1 || run.finished) {
+      return;
     }
     run.timer = vertx.setTimer(config.agent().submissionTimeout().toMillis(), t -> {
       log.warn("submission {} ran past its time limit; killing it", run.id);
       run.timedOut = true;
-      handle.kill();
+      if (run.handle != null) {
+        run.handle.kill();
+      }
     });
+  }
+
+  private void register(Run run) {
+    Backend.RunHandle handle = run.handle;
     Bus.request(bus, Addresses.REGISTRY_REGISTER, new JsonObject().put("submission_id", run.id)
-            .put("backend", backend).put("pid", handle.pid()).put("node", handle.node())
+            .put("backend", run.backend).put("pid", handle.pid()).put("node", handle.node())
             .put("run_name", handle.runName()))
         .onFailure(error -> log.warn("could not register {}: {}", run.id, error.toString()));
   }
@@ -144,19 +216,52 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         if (type.isTerminal(run.mode)) {
           run.terminalSeen = true;
         }
-        Bus.request(bus, Addresses.SUBMISSIONS_PROGRESS, new Progress.Event(run.id, type, fields).toJson())
+        if (type != EventType.PROVISIONING) {
+          armTimeLimit(run);
+        }
+        run.lastEvent = Bus.request(bus, Addresses.SUBMISSIONS_PROGRESS, new Progress.Event(run.id, type, fields).toJson())
             .onFailure(error -> log.error("progress {} for {} was not taken: {}", type, run.id, error.toString()));
       }
 
       @Override
       public void onExit(Integer exitCode, List<String> logTail) {
-        finish(run, exitCode, logTail, null);
+        finish(run, exitCode, logTail, null, null, null);
+      }
+
+      @Override
+      public void onFailed(EventType type, JsonObject fields, List<String> logTail) {
+        finish(run, null, logTail, null, type, fields);
+      }
+
+      @Override
+      public void onRunName(String runName) {
+        run.runName = runName;
+        if (run.handle != null) {
+          register(run);
+        }
+      }
+
+      @Override
+      public void onLogOffset(int logOffset) {
+        // Stored once the events before it are: a restart resumes after them, never before.
+        run.lastEvent.onComplete(ar -> Bus.request(bus, Addresses.STORE_SUBMISSION_SET_LOG_OFFSET,
+                new JsonObject().put("submission_id", run.id).put("log_offset", logOffset))
+            .onFailure(error -> log.warn("could not store the log offset of {}: {}", run.id, error.toString())));
       }
     };
   }
 
   /** Reports the end of a run, then answers whoever waits for it to be gone. */
   private void finish(Run run, Integer exitCode, List<String> logTail, String startError) {
+    finish(run, exitCode, logTail, startError, null, null);
+  }
+
+  private void finish(Run run, Integer exitCode, List<String> logTail, String startError, EventType failure,
+                      JsonObject failureFields) {
+    if (run.finished) {
+      return;
+    }
+    run.finished = true;
     vertx.cancelTimer(run.timer);
     runs.remove(run.id);
     if (run.handle != null) {
@@ -168,7 +273,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
           });
     }
     Progress.Exit exit = new Progress.Exit(run.id, exitCode, run.killRequested, run.timedOut, run.terminalSeen,
-        startError, logTail);
+        startError, logTail, failure, failureFields);
     Bus.request(bus, Addresses.SUBMISSIONS_PROGRESS, exit.toJson())
         .onSuccess(reply -> run.gone.complete(reply.getString("status")))
         .onFailure(error -> {
@@ -216,15 +321,22 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   private static final class Run {
     final String id;
     final Promise<String> gone = Promise.promise();
+    final boolean provisions;
     Backend.RunHandle handle;
+    String backend;
+    /** The backend's name for the run, known from before it exists (so that no sweep takes it for an orphan). */
+    String runName;
     Mode mode = Mode.BENCHMARK;
     boolean killRequested;
     boolean timedOut;
     boolean terminalSeen;
+    boolean finished;
     long timer = -1;
+    Future<?> lastEvent = Future.succeededFuture();
 
-    Run(String id) {
+    Run(String id, boolean provisions) {
       this.id = id;
+      this.provisions = provisions;
     }
   }
 }

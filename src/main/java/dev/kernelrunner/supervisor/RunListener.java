@@ -11,4 +11,16 @@ public interface RunListener {
 
   /** The run is over and its processes are gone; {@code exitCode} is null when unknown. */
   void onExit(Integer exitCode, List<String> logTail);
+
+  /**
+   * The run is over and the backend knows why it failed ({@code type} is an error event, {@code fields} carry
+   * its message); said instead of {@link #onExit}.
+   */
+  void onFailed(EventType type, JsonObject fields, List<String> logTail);
+
+  /** The backend's name for the run changed (a new attempt). */
+  default void onRunName(String runName) {}
+
+  /** Every event from log lines before {@code logOffset} has been handed over (where to resume after a restart). */
+  default void onLogOffset(int logOffset) {}
 }

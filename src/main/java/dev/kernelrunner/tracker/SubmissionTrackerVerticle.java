@@ -41,6 +41,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   private final Map<String, Tracked> active = new HashMap<>();
   private final Map<String, ArrayDeque<Tracked>> queues = new LinkedHashMap<>();
   private final Map<String, Integer> running = new HashMap<>();
+  /** Runs of an earlier instance to follow again, found by reconciliation (backend runs that outlive us). */
+  private final List<JsonObject> toAttach = new ArrayList<>();
   private EventBus bus;
 
   public SubmissionTrackerVerticle(AppConfig config, Map<String, GpuType> gpuTypes, MeterRegistry meters) {
@@ -60,7 +62,38 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         consume(Addresses.SUBMISSIONS_CREATE, this::create),
         consume(Addresses.SUBMISSIONS_PROGRESS, this::progress),
         consume(Addresses.TRACKER_CANCEL, this::cancel),
-        consume(Addresses.TRACKER_QUEUES, this::queueState))));
+        consume(Addresses.TRACKER_QUEUES, this::queueState))))
+        .compose(v -> reattach())
+        .onSuccess(v -> sweep());
+  }
+
+  /** Follows again the runs that went on while the service was down (their progress arrives from now on). */
+  private Future<Void> reattach() {
+    List<Future<?>> requests = new ArrayList<>();
+    for (JsonObject attach : toAttach) {
+      String id = attach.getString("submission_id");
+      requests.add(Bus.request(bus, Addresses.SUPERVISOR_ATTACH, attach).onFailure(error -> {
+        log.error("could not re-attach to {}: {}", id, error.toString());
+        onExit(new Progress.Exit(id, null, false, false, false, null, List.of(), EventType.ERROR,
+            new JsonObject().put("message", "the service restarted and could not follow this run again")
+                .put("details", error.getMessage())));
+      }));
+    }
+    toAttach.clear();
+    return Future.join(requests).mapEmpty();
+  }
+
+  /** Backend runs of this service that no live submission owns are stopped (they would only cost money). */
+  private void sweep() {
+    gpuTypes.values().stream().map(GpuType::backend).distinct().forEach(backend ->
+        Bus.request(bus, Addresses.SUPERVISOR_SWEEP, new JsonObject().put("backend", backend))
+            .onSuccess(reply -> {
+              if (reply.getInteger("stopped", 0) > 0) {
+                log.warn("stopped {} {} run(s) that belonged to no live submission", reply.getInteger("stopped"),
+                    backend);
+              }
+            })
+            .onFailure(error -> log.warn("could not look for orphan {} runs: {}", backend, error.getMessage())));
   }
 
   private Future<Void> consume(String address, Consumer<Message<JsonObject>> handler) {
@@ -170,6 +203,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         accept(tracked, EventType.TIME_LIMIT_EXCEEDED, new JsonObject()
             .put("phase", tracked.status.name().toLowerCase()).put("limit_seconds", limit)
             .put("message", "the submission ran past its time limit of " + limit + " s").put("details", tail), null);
+      } else if (exit.failure() != null) {
+        JsonObject fields = exit.failureFields() == null ? new JsonObject() : exit.failureFields().copy();
+        if (!fields.containsKey("details")) {
+          fields.put("details", tail);
+        }
+        accept(tracked, exit.failure().isError() ? exit.failure() : EventType.ERROR, fields, null);
       } else if (exit.startError() != null) {
         accept(tracked, EventType.ERROR, new JsonObject().put("message", "the agent could not be started")
             .put("details", exit.startError()), null);
@@ -316,6 +355,15 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     }
     if (tracked.status == EventType.IN_QUEUE) {
       queue.add(tracked);
+      return Future.succeededFuture();
+    }
+    if (AppConfig.DSTACK_BACKEND.equals(row.getString("backend")) && row.getString("run_name") != null) {
+      // A dstack run goes on without us: follow it again rather than start over.
+      tracked.dispatched = true;
+      running.merge(tracked.gpuType, 1, Integer::sum);
+      toAttach.add(new JsonObject().put("submission_id", id).put("backend", row.getString("backend"))
+          .put("run_name", row.getString("run_name")).put("log_offset", row.getInteger("log_offset", 0))
+          .put("mode", row.getString("mode")));
       return Future.succeededFuture();
     }
     Future<?> reaped = row.getInteger("pid") == null ? Future.succeededFuture()

@@ -79,13 +79,16 @@ class ConfigLoaderTest {
         "AMD_FLEET_IDLE_DURATION", "10 minutes",
         "AMD_FLEET_DRY_RUN", "maybe",
         "AGENT_COMMAND", "python3 'unterminated",
-        "LOCAL_GPU_TYPES", "ok,bad type")));
+        "LOCAL_GPU_TYPES", "ok,bad type",
+        "DSTACK_RUN_PREFIX", "Kernel_Runner-",
+        "DSTACK_POLL_INTERVAL_MS", "5")));
     String message = error.getMessage();
     for (String name : List.of("HTTP_PORT", "LOCAL_MAX_CONCURRENT", "DATABASE_URL", "AMD_GPU_MEMORY",
-        "AMD_SPOT_POLICY", "AMD_FLEET_IDLE_DURATION", "AMD_FLEET_DRY_RUN", "AGENT_COMMAND", "LOCAL_GPU_TYPES")) {
+        "AMD_SPOT_POLICY", "AMD_FLEET_IDLE_DURATION", "AMD_FLEET_DRY_RUN", "AGENT_COMMAND", "LOCAL_GPU_TYPES",
+        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS")) {
       assertTrue(message.contains(name), name + " missing from: " + message);
     }
-    assertEquals(9, error.problems().size(), message);
+    assertEquals(11, error.problems().size(), message);
   }
 
   @Test

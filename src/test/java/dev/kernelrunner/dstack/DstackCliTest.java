@@ -144,7 +144,7 @@ class DstackCliTest {
 
     DstackCli noop = cli(new JsonObject().put("apply_noop", true), Duration.ofSeconds(20));
     assertTrue(failure(noop.apply(task("kr-noop-1", "true"))).getMessage().contains("did not submit"));
-    assertInstanceOf(DstackCli.RunNotFound.class, failure(noop.run("kr-noop-1")));
+    assertInstanceOf(DstackCli.NotFound.class, failure(noop.run("kr-noop-1")));
 
     DstackCli hanging = cli(new JsonObject().put("hang", new JsonArray().add("logs")), Duration.ofSeconds(2));
     long started = System.nanoTime();

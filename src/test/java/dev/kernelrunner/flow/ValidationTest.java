@@ -71,8 +71,8 @@ class ValidationTest {
     assertEquals(List.of("problem"), fields(submit(valid().put("problem", "no-such-problem"))));
     assertEquals(List.of("language"), fields(submit(valid().put("language", "fortran"))));
     assertEquals(List.of("gpu_type"), fields(submit(valid().put("gpu_type", "H9000"))));
-    assertEquals(List.of("gpu_type"), fields(submit(valid().put("gpu_type", "MI300X"))),
-        "dstack types are not offered until the dstack backend exists");
+    assertEquals(List.of("gpu_type"), fields(submit(valid().put("gpu_type", "mi300x"))),
+        "GPU type names are exact");
     assertEquals(List.of("dtype"), fields(submit(valid().put("dtype", "float64"))));
     assertEquals(List.of("mode"), fields(submit(valid().put("mode", "profile"))));
     assertEquals(List.of("code"), fields(submit(valid().put("code", "   \n"))));

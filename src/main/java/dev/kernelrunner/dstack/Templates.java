@@ -1,0 +1,43 @@
+package dev.kernelrunner.dstack;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The task and fleet configuration templates ({@code conf/dstack/*.json}, or the copies built into the jar).
+ * They are JSON, which is valid YAML: the service fills fields in as values, never by pasting text, so no
+ * value (user-controlled or not) can change the document's structure.
+ */
+public final class Templates {
+  private Templates() {}
+
+  /** Reads {@code file}, or the bundled {@code /dstack/<file name>} when the file does not exist. Blocking. */
+  public static JsonObject load(Path file) throws IOException {
+    String text;
+    if (Files.isRegularFile(file)) {
+      text = Files.readString(file);
+    } else {
+      try (InputStream in = Templates.class.getResourceAsStream("/dstack/" + file.getFileName())) {
+        if (in == null) {
+          throw new IOException("no dstack template at " + file.toAbsolutePath() + " and none built into the jar");
+        }
+        text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      }
+    }
+    try {
+      return new JsonObject(text);
+    } catch (DecodeException e) {
+      throw new IOException("the dstack template " + file + " is not a JSON object: " + e.getMessage());
+    }
+  }
+
+  /** {@code MI300X:192GB:1}: dstack's GPU spec (name, memory, count). */
+  public static String gpuSpec(String gpuType, String memory) {
+    return gpuType + ":" + memory + ":1";
+  }
+}
