@@ -52,6 +52,11 @@ class Locked:
 config = load(CONFIG, {})
 
 
+def version():
+    """The CLI version this fake plays: 0.21.2 in JSON mode, 0.19.30 (no JSON output) in table mode."""
+    return (0, 21, 2) if config.get("mode", "json") == "json" else (0, 19, 30)
+
+
 def fail(message, code=1):
     print("[error]" + message)
     sys.exit(code)
@@ -107,7 +112,8 @@ def advance(run, fleets):
                    job_message="No fleets found. Create a fleet before submitting runs.")
         return
     if config.get("no_capacity") and age > step:
-        message = "no capacity" if config.get("version", "0.21.1") >= "0.21.1" else "no offers"
+        # "no offers" until 0.21.1, "no capacity" from then on.
+        message = "no capacity" if version() >= (0, 21, 1) else "no offers"
         run.update(status="failed", job_status="failed", status_message=message, termination_reason="job_failed",
                    job_termination_reason="failed_to_start_due_to_no_capacity")
         return
@@ -167,7 +173,7 @@ def main(argv):
     with open(os.path.join(HOME, "calls.log"), "a") as calls:  # what was asked, for the tests
         calls.write(" ".join(argv) + "\n")
     if argv[:1] == ["--version"]:
-        print("0.20.5" if config.get("mode", "json") == "json" else "0.19.30")
+        print(".".join(map(str, version())))
         return
     command = argv[0] if argv else ""
     key = " ".join(argv[:2]) if command in ("run", "fleet") else command

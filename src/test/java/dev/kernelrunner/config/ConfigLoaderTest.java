@@ -70,18 +70,18 @@ class ConfigLoaderTest {
 
   @Test
   void invalidValuesAreAllReportedByName() {
-    ConfigException error = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
-        "HTTP_PORT", "eighty",
-        "LOCAL_MAX_CONCURRENT", "0",
-        "DATABASE_URL", "mysql://x",
-        "AMD_GPU_MEMORY", "lots",
-        "AMD_SPOT_POLICY", "cheap",
-        "AMD_FLEET_IDLE_DURATION", "10 minutes",
-        "AMD_FLEET_DRY_RUN", "maybe",
-        "AGENT_COMMAND", "python3 'unterminated",
-        "LOCAL_GPU_TYPES", "ok,bad type",
-        "DSTACK_RUN_PREFIX", "Kernel_Runner-",
-        "DSTACK_POLL_INTERVAL_MS", "5")));
+    ConfigException error = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.ofEntries(
+        Map.entry("HTTP_PORT", "eighty"),
+        Map.entry("LOCAL_MAX_CONCURRENT", "0"),
+        Map.entry("DATABASE_URL", "mysql://x"),
+        Map.entry("AMD_GPU_MEMORY", "lots"),
+        Map.entry("AMD_SPOT_POLICY", "cheap"),
+        Map.entry("AMD_FLEET_IDLE_DURATION", "10 minutes"),
+        Map.entry("AMD_FLEET_DRY_RUN", "maybe"),
+        Map.entry("AGENT_COMMAND", "python3 'unterminated"),
+        Map.entry("LOCAL_GPU_TYPES", "ok,bad type"),
+        Map.entry("DSTACK_RUN_PREFIX", "Kernel_Runner-"),
+        Map.entry("DSTACK_POLL_INTERVAL_MS", "5"))));
     String message = error.getMessage();
     for (String name : List.of("HTTP_PORT", "LOCAL_MAX_CONCURRENT", "DATABASE_URL", "AMD_GPU_MEMORY",
         "AMD_SPOT_POLICY", "AMD_FLEET_IDLE_DURATION", "AMD_FLEET_DRY_RUN", "AGENT_COMMAND", "LOCAL_GPU_TYPES",

@@ -112,7 +112,7 @@ class DstackCliTest {
     await(cli.apply(task("kr-cap-1", "echo never")));
     RunState end = awaitFinal(cli, "kr-cap-1");
     assertEquals("failed", end.status());
-    assertEquals("no capacity", end.statusMessage());
+    assertEquals(mode.equals("json") ? "no capacity" : "no offers", end.statusMessage());
   }
 
   @ParameterizedTest

@@ -163,6 +163,8 @@ class DstackFlowTest {
         Frame end = last(frames);
         assertEquals("ERROR", end.event(), frames.toString());
         assertTrue(end.data().getString("message").contains("capacity"), end.data().encode());
+        assertEquals(mode.equals("json") ? "no capacity" : "no offers", end.data().getString("status_message"),
+            "0.21 says no capacity, older CLIs no offers: both are retried");
         long retries = frames.stream().filter(f -> f.event().equals("PROVISIONING"))
             .filter(f -> String.valueOf(f.data().getString("message")).contains("trying again")).count();
         assertTrue(retries >= 1, "the client is told about the retries: " + frames);
