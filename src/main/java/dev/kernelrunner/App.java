@@ -10,7 +10,6 @@ import dev.kernelrunner.registry.ActiveProcessRegistryVerticle;
 import dev.kernelrunner.store.ResultStoreVerticle;
 import dev.kernelrunner.supervisor.ProcessSupervisorVerticle;
 import dev.kernelrunner.tracker.SubmissionTrackerVerticle;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Deployable;
 import io.vertx.core.Future;
@@ -40,13 +39,19 @@ public final class App {
   }
 
   public static Future<App> deploy(Vertx vertx, AppConfig config, String databaseUrl) {
-    PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    return deploy(vertx, config, databaseUrl, Metrics.registry());
+  }
+
+  /** Deploys with {@code meters}: the registry {@code vertx} reports into, when it was built by {@link Metrics}. */
+  public static Future<App> deploy(Vertx vertx, AppConfig config, String databaseUrl,
+                                   PrometheusMeterRegistry meters) {
     Map<String, GpuType> served = new LinkedHashMap<>();
     config.gpuTypes().forEach((name, type) -> {
       if (ProcessSupervisorVerticle.BACKENDS.contains(type.backend())) {
         served.put(name, type);
       }
     });
+    Logs.carrySubmissionIds(vertx.eventBus());
     HttpVerticle http = new HttpVerticle(config, served, meters);
     List<Supplier<Deployable>> order = List.of(
         () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),

@@ -50,11 +50,12 @@ public final class Main {
       }
       databaseUrl = embedded.url();
     }
-    Vertx vertx = Vertx.vertx();
+    var meters = Metrics.registry();
+    Vertx vertx = Metrics.vertx(meters);
     EmbeddedPostgres database = embedded;
     App app;
     try {
-      app = App.deploy(vertx, config, databaseUrl).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
+      app = App.deploy(vertx, config, databaseUrl, meters).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     } catch (Exception e) {
       log.error("kernel-runner failed to start", e);
       vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);

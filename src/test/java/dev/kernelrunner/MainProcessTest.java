@@ -17,6 +17,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +63,65 @@ class MainProcessTest {
         new JsonObject().put("fleet get", "No project configured"))), dataDir, "false");
     assertEquals(1, broken.exitCode(), broken.output());
     assertTrue(broken.output().contains("No project configured"), broken.output());
+  }
+
+  @Test
+  void jsonLogsHaveOneLinePerStateChangeWithTheSubmissionId() throws Exception {
+    Path dataDir = Files.createTempDirectory("kr-json");
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    Path stdout = dataDir.resolve("stdout.log");
+    Path stderr = dataDir.resolve("stderr.log");
+    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), Main.class.getName())
+        .redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
+    builder.environment().put("LOG_FORMAT", "json");
+    builder.environment().put("DATA_DIR", dataDir.toString());
+    builder.environment().put("HTTP_PORT", String.valueOf(port));
+    builder.environment().put("HTTP_HOST", "127.0.0.1");
+    builder.environment().put("ADMIN_TOKEN", "json-admin");
+    builder.environment().put("AGENT_COMMAND", "python3 " + dev.kernelrunner.support.TestService.FAKE_AGENT);
+    builder.environment().put("AGENT_WORKDIR", dataDir.toString());
+    Process process = builder.start();
+    String id;
+    try {
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (!Files.readString(stdout).contains("listening") && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+      }
+      HttpClient http = HttpClient.newHttpClient();
+      HttpResponse<String> created = http.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + port + "/api/submissions"))
+          .header("Authorization", "Bearer json-admin")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"problem\": \"leaky-relu\", \"language\": \"cuda\", "
+              + "\"gpu_type\": \"local\", \"dtype\": \"float32\", \"code\": \"// agent: ok\"}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertEquals(201, created.statusCode(), created.body());
+      id = new JsonObject(created.body()).getString("id");
+      while (!Files.readString(stderr).contains("is BENCHMARKED") && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+      }
+    } finally {
+      process.destroy();
+      process.waitFor(60, TimeUnit.SECONDS);
+      process.destroyForcibly();
+    }
+    List<JsonObject> lines = new ArrayList<>();
+    for (String line : Files.readAllLines(stderr)) {
+      lines.add(new JsonObject(line));
+    }
+    List<String> changes = lines.stream().filter(l -> l.getJsonArray("kvpList") != null)
+        .filter(l -> l.getJsonArray("kvpList").encode().contains(id))
+        .map(l -> l.getString("formattedMessage")).toList();
+    assertEquals(7, changes.size(), "created (IN_QUEUE), PROVISIONING, COMPILING, CHECKING, CHECKED, BENCHMARKING,"
+        + " BENCHMARKED: " + changes);
+    assertTrue(changes.get(0).contains("created"), changes.toString());
+    assertTrue(changes.get(changes.size() - 1).contains("is BENCHMARKED"), changes.toString());
+    assertTrue(lines.stream().anyMatch(l -> id.equals(l.getJsonObject("mdc", new JsonObject()).getString("submission_id"))
+        && !l.getString("loggerName").contains("tracker")),
+        "the id travels with bus messages into other verticles' log lines");
   }
 
   private record Run(int exitCode, String output) {}

@@ -9,7 +9,9 @@ import java.util.Map;
 /** Every setting of the service, read once at start-up (see {@link ConfigLoader}). */
 public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Amd amd, Dstack dstack) {
 
-  public record Http(String host, int port, String adminToken, int maxCodeBytes, int maxActivePerUser) {}
+  /** {@code metricsToken} null: {@code /metrics} is open (for scrapers on a private network). */
+  public record Http(String host, int port, String adminToken, int maxCodeBytes, int maxActivePerUser,
+                     String metricsToken) {}
 
   /** {@code url} is null for the embedded cluster under {@code dataDir}. */
   public record Database(String url, Path dataDir, int poolSize) {}

@@ -31,6 +31,7 @@ public final class ConfigLoader {
       new Override("ADMIN_TOKEN", "http", "admin_token"),
       new Override("MAX_CODE_BYTES", "http", "max_code_bytes"),
       new Override("MAX_ACTIVE_PER_USER", "http", "max_active_per_user"),
+      new Override("METRICS_TOKEN", "http", "metrics_token"),
       new Override("DATABASE_URL", "database", "url"),
       new Override("DATA_DIR", "database", "data_dir"),
       new Override("DATABASE_POOL_SIZE", "database", "pool_size"),
@@ -131,7 +132,8 @@ public final class ConfigLoader {
         integer("http", "port", 0, 65535),
         string("http", "admin_token", true),
         integer("http", "max_code_bytes", 1, 64 * 1024 * 1024),
-        integer("http", "max_active_per_user", 1, 100_000));
+        integer("http", "max_active_per_user", 1, 100_000),
+        string("http", "metrics_token", true));
     String url = string("database", "url", true);
     if (url != null && !(url.startsWith("postgresql://") || url.startsWith("postgres://"))) {
       problems.add("DATABASE_URL (database.url) must look like postgresql://user:password@host:port/db");
@@ -183,6 +185,11 @@ public final class ConfigLoader {
         Path.of(string("dstack", "task_template", false)),
         Path.of(string("dstack", "fleet_template", false)),
         Path.of(string("dstack", "agent_dir", false)));
+    // Read by logback itself (conf/logback.xml); checked here so that a typo is not silence.
+    String logFormat = env.getOrDefault("LOG_FORMAT", "text");
+    if (!Set.of("text", "json").contains(logFormat)) {
+      problems.add("LOG_FORMAT must be text or json, got '" + logFormat + "'");
+    }
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }

@@ -34,6 +34,11 @@ public class FleetManagerVerticle extends VerticleBase {
   private static final Duration CLI_CHECK_MAX_AGE = Duration.ofSeconds(30);
   /** How old a fleet's state may be before a listing asks dstack again. */
   private static final Duration FLEET_MAX_AGE = Duration.ofSeconds(15);
+  /** How often known fleets are looked at again in the background. */
+  private static final Duration FLEET_REFRESH = Duration.ofSeconds(60);
+  /** dstack's instance statuses: the bounded label set of the node gauges. */
+  private static final List<String> NODE_STATUSES = List.of("pending", "provisioning", "idle", "busy",
+      "terminating", "terminated");
 
   private final AppConfig config;
   private final Map<String, GpuType> configured;
@@ -56,6 +61,17 @@ public class FleetManagerVerticle extends VerticleBase {
   public Future<?> start() {
     configured.values().stream().filter(type -> AppConfig.DSTACK_BACKEND.equals(type.backend()))
         .forEach(type -> fleets.put(type.name(), new Fleet(type, config.amd().fleetName())));
+    fleets.values().forEach(fleet -> {
+      for (String status : NODE_STATUSES) {
+        io.micrometer.core.instrument.Gauge.builder("kernel_runner_fleet_nodes", fleet, f -> f.nodes.stream()
+                .filter(node -> status.equals(((JsonObject) node).getString("status"))).count())
+            .description("fleet instances by status, as dstack last reported them")
+            .tag("fleet", fleet.name).tag("gpu_type", fleet.type.name()).tag("status", status).register(meters);
+      }
+      io.micrometer.core.instrument.Gauge.builder("kernel_runner_fleet_ready", fleet, f -> f.ready ? 1 : 0)
+          .description("1 when the fleet exists and can take runs").tag("fleet", fleet.name)
+          .tag("gpu_type", fleet.type.name()).register(meters);
+    });
     cli = DstackCli.create(vertx, config.dstack(), meters);
     return vertx.executeBlocking(() -> Templates.load(config.dstack().fleetTemplate()), false).compose(template -> {
       fleetTemplate = template;
@@ -66,6 +82,10 @@ public class FleetManagerVerticle extends VerticleBase {
     }).onSuccess(v -> {
       if (!fleets.isEmpty()) {
         checkCli();
+        // Node states for the gauges and alerts stay fresh without anyone asking (not in a dry run).
+        vertx.setPeriodic(FLEET_REFRESH.toMillis(), t -> fleets.values().stream()
+            .filter(f -> !f.dryRun && "UP".equals(cliHealth.getString("status")))
+            .forEach(f -> check(f).onFailure(error -> {})));
       }
     });
   }

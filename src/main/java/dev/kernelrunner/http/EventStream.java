@@ -32,6 +32,7 @@ final class EventStream {
   private final Mode mode;
   private final boolean cancelOnDisconnect;
   private final Duration heartbeat;
+  private final SseMeters meters;
   private int lastSeq;
   private boolean replaying = true;
   private final List<JsonObject> pending = new ArrayList<>();
@@ -42,7 +43,7 @@ final class EventStream {
   private boolean sawTerminal;
 
   EventStream(Vertx vertx, HttpServerResponse response, String submissionId, Mode mode, int afterSeq,
-              boolean cancelOnDisconnect, Duration heartbeat) {
+              boolean cancelOnDisconnect, Duration heartbeat, SseMeters meters) {
     this.vertx = vertx;
     this.bus = vertx.eventBus();
     this.response = response;
@@ -51,6 +52,7 @@ final class EventStream {
     this.lastSeq = afterSeq;
     this.cancelOnDisconnect = cancelOnDisconnect;
     this.heartbeat = heartbeat;
+    this.meters = meters;
   }
 
   /** Starts the stream; {@code finished} says the submission had already ended when the client asked. */
@@ -60,8 +62,18 @@ final class EventStream {
         .putHeader("Cache-Control", "no-cache")
         .putHeader("X-Accel-Buffering", "no");
     response.setWriteQueueMaxSize(MAX_PENDING_BYTES);
-    response.closeHandler(v -> close());
-    response.exceptionHandler(error -> close());
+    response.closeHandler(v -> {
+      if (!closed) {
+        meters.droppedClient.increment();
+      }
+      close();
+    });
+    response.exceptionHandler(error -> {
+      if (!closed) {
+        meters.droppedError.increment();
+      }
+      close();
+    });
     response.write("retry: 2000\n\n");
     if (!finished) {
       counted = true;
@@ -100,6 +112,7 @@ final class EventStream {
     }
     if (response.writeQueueFull()) {
       log.info("stream of {} cannot keep up: disconnecting it at seq {}", submissionId, lastSeq);
+      meters.droppedSlow.increment();
       response.reset();
       close();
       return;
@@ -115,6 +128,7 @@ final class EventStream {
     lastSeq = seq;
     String type = frame.getString("status");
     response.write("id: " + seq + "\nevent: " + type + "\ndata: " + frame.encode() + "\n\n");
+    meters.eventsSent.increment();
     if (EventType.valueOf(type).isTerminal(mode)) {
       sawTerminal = true;
       end();

@@ -39,6 +39,7 @@ public class HttpVerticle extends VerticleBase {
   private final AppConfig config;
   private final Map<String, GpuType> gpuTypes;
   private final PrometheusMeterRegistry meters;
+  private final SseMeters sseMeters;
   private ProblemCatalog problems;
   private EventBus bus;
   private HttpServer server;
@@ -47,6 +48,7 @@ public class HttpVerticle extends VerticleBase {
     this.config = config;
     this.gpuTypes = gpuTypes;
     this.meters = meters;
+    this.sseMeters = new SseMeters(meters);
   }
 
   /** The port the server listens on (useful when configured as 0). */
@@ -75,8 +77,7 @@ public class HttpVerticle extends VerticleBase {
     Router router = Router.router(vertx);
     router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
     router.get("/health/ready").handler(this::ready);
-    router.get("/metrics").handler(ctx -> ctx.response()
-        .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(meters.scrape()));
+    router.get("/metrics").handler(this::metrics);
 
     // Room for JSON escaping of the largest allowed code; past this the body is refused unread.
     long bodyLimit = (long) config.http().maxCodeBytes() * 6 + 64 * 1024;
@@ -107,6 +108,20 @@ public class HttpVerticle extends VerticleBase {
       ApiError.send(ctx, 500, "internal", "internal error");
     });
     return router;
+  }
+
+  /** Prometheus text format; behind its own bearer token when METRICS_TOKEN is set (scrapers, not users). */
+  private void metrics(RoutingContext ctx) {
+    String token = config.http().metricsToken();
+    if (token != null) {
+      String header = ctx.request().getHeader("Authorization");
+      String given = header != null && header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).trim() : "";
+      if (!MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8), given.getBytes(StandardCharsets.UTF_8))) {
+        ApiError.send(ctx, 401, "unauthorized", "/metrics needs Authorization: Bearer <METRICS_TOKEN>");
+        return;
+      }
+    }
+    ctx.response().putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8").end(meters.scrape());
   }
 
   /**
@@ -196,7 +211,7 @@ public class HttpVerticle extends VerticleBase {
     Bus.request(bus, Addresses.SUBMISSIONS_CREATE, request.toJson(), CREATE_TIMEOUT).onSuccess(created -> {
       String id = created.getString("id");
       if (stream) {
-        new EventStream(vertx, ctx.response(), id, request.mode(), 0, true, config.sse().heartbeat()).open(false);
+        new EventStream(vertx, ctx.response(), id, request.mode(), 0, true, config.sse().heartbeat(), sseMeters).open(false);
       } else {
         ctx.response().putHeader("Location", "/api/submissions/" + id);
         json(ctx, 201, new JsonObject().put("id", id).put("status", created.getString("status"))
@@ -294,7 +309,7 @@ public class HttpVerticle extends VerticleBase {
       Mode mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
       boolean finished = submission.getString("finished_at") != null;
       new EventStream(vertx, ctx.response(), submission.getString("id"), mode, afterSeq,
-          submission.getBoolean("cancel_on_disconnect", false), config.sse().heartbeat()).open(finished);
+          submission.getBoolean("cancel_on_disconnect", false), config.sse().heartbeat(), sseMeters).open(finished);
     });
   }
 

@@ -145,12 +145,10 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
     return Bus.request(bus, Addresses.TRACKER_CANCEL, request).compose(outcome -> {
       switch (outcome.getString("outcome")) {
         case "running":
-          meters.counter("kernel_runner_cancellations_total", "reason", reason).increment();
           return Bus.request(bus, Addresses.SUPERVISOR_KILL, request, killWait)
               .compose(killed -> killed.getString("status") != null
                   ? Future.succeededFuture(killed.getString("status")) : storedStatus(id));
         case "cancelled":
-          meters.counter("kernel_runner_cancellations_total", "reason", reason).increment();
           return Future.succeededFuture(outcome.getString("status"));
         case "finished":
           return Future.succeededFuture(outcome.getString("status"));

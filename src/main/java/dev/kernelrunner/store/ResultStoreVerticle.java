@@ -53,6 +53,9 @@ public class ResultStoreVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     PgConnectOptions connect = PgConnectOptions.fromUri(databaseUrl).setCachePreparedStatements(true);
+    // Beside vertx_pool_in_use{pool_type="sql"}: the pool is exhausted when in use reaches this.
+    io.micrometer.core.instrument.Gauge.builder("kernel_runner_database_pool_size", () -> poolSize)
+        .description("PostgreSQL connections the pool may open").register(meters);
     return vertx.executeBlocking(() -> {
           migrate(connect);
           return null;

@@ -92,6 +92,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     String id = message.body().getString("submission_id");
     String backendName = message.body().getString("backend");
     message.reply(new JsonObject().put("accepted", true));
+    log.info("starting submission {} on the {} backend", id, backendName);
     Backend backend = backends.get(backendName);
     Run run = new Run(id, backend != null && backend.provisions());
     runs.put(id, run);

@@ -9,7 +9,6 @@ import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Progress;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -37,7 +36,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
 
   private final AppConfig config;
   private final Map<String, GpuType> gpuTypes;
-  private final MeterRegistry meters;
+  private final TrackerMeters meters;
   private final Map<String, Tracked> active = new HashMap<>();
   private final Map<String, ArrayDeque<Tracked>> queues = new LinkedHashMap<>();
   private final Map<String, Integer> running = new HashMap<>();
@@ -48,15 +47,29 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   public SubmissionTrackerVerticle(AppConfig config, Map<String, GpuType> gpuTypes, MeterRegistry meters) {
     this.config = config;
     this.gpuTypes = gpuTypes;
-    this.meters = meters;
+    this.meters = new TrackerMeters(meters);
   }
 
   @Override
   public Future<?> start() {
     bus = vertx.eventBus();
-    gpuTypes.keySet().forEach(type -> {
-      queues.put(type, new ArrayDeque<>());
-      running.put(type, 0);
+    gpuTypes.values().forEach(type -> {
+      ArrayDeque<Tracked> queue = new ArrayDeque<>();
+      queues.put(type.name(), queue);
+      running.put(type.name(), 0);
+      Map<EventType, java.util.function.Supplier<Number>> byStatus = new LinkedHashMap<>();
+      TrackerMeters.LIVE_STATUSES.forEach(status -> byStatus.put(status, () -> active.values().stream()
+          .filter(t -> t.gpuType.equals(type.name()) && t.status == status && !t.terminal).count()));
+      Map<EventType, java.util.function.Supplier<Number>> oldestInStatus = new LinkedHashMap<>();
+      TrackerMeters.LIVE_STATUSES.forEach(status -> oldestInStatus.put(status, () -> {
+        long now = System.nanoTime();
+        return active.values().stream().filter(t -> t.gpuType.equals(type.name()) && t.status == status
+                && !t.terminal).mapToLong(t -> now - t.enteredAt).max().orElse(0) / 1e9;
+      }));
+      meters.gauges(type.name(), byStatus, oldestInStatus, queue::size, () -> {
+        Tracked oldest = queue.peek();
+        return oldest == null ? 0 : (System.nanoTime() - oldest.queuedSince) / 1e9;
+      }, () -> running.get(type.name()), type.capacity());
     });
     return reconcile().compose(v -> Future.all(List.of(
         consume(Addresses.SUBMISSIONS_CREATE, this::create),
@@ -126,7 +139,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       active.put(id, tracked);
       queue.add(tracked);
       bus.publish(Addresses.events(id), frame);
-      counter("kernel_runner_submissions_created_total", request.gpuType()).increment();
+      meters.created(request.gpuType());
+      log.atInfo().addKeyValue("submission_id", id).addKeyValue("status", EventType.IN_QUEUE.name())
+          .log("submission {} created: {} for {}, queue position {}", id, request.problem(), request.gpuType(),
+              position);
       message.reply(new JsonObject().put("id", id).put("status", EventType.IN_QUEUE.name())
           .put("position", position).put("seq", frame.getInteger("seq")));
       dispatch(request.gpuType());
@@ -286,8 +302,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       log.warn("dropped {} for {}: already {}", type, tracked.id, tracked.status);
       return Future.failedFuture("finished");
     }
-    if (type.changesStatus()) {
+    if (type.changesStatus() && type != tracked.status) {
+      timePhase(tracked, tracked.status);
       tracked.status = type;
+      tracked.enteredAt = System.nanoTime();
     }
     boolean terminal = type.isTerminal(tracked.mode);
     tracked.terminal = terminal;
@@ -308,17 +326,39 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         .onSuccess(frame -> bus.publish(Addresses.events(tracked.id), frame))
         .onFailure(error -> log.error("could not store {} for {}: {}", type, tracked.id, error.toString()));
     tracked.chain = stored.mapEmpty();
+    if (type.changesStatus()) {
+      stored.onSuccess(frame -> log.atInfo().addKeyValue("submission_id", tracked.id)
+          .addKeyValue("status", type.name()).log("submission {} is {}{}", tracked.id, type.name(),
+              fields.getValue("message") == null ? "" : ": " + fields.getValue("message")));
+    }
     if (terminal) {
-      stored.onSuccess(frame -> counter("kernel_runner_submissions_finished_total", tracked.gpuType,
-          "status", type.name()).increment());
+      stored.onSuccess(frame -> {
+        meters.finished(tracked.gpuType, type);
+        meters.phase(tracked.gpuType, "total", System.nanoTime() - tracked.createdAt);
+        meters.result(tracked.gpuType, type, fields);
+        if (type == EventType.CANCELLED) {
+          meters.cancelled(tracked.gpuType, tracked.cancelReason);
+        } else if (type == EventType.TIME_LIMIT_EXCEEDED) {
+          meters.timedOut(tracked.gpuType);
+        }
+      });
     }
     return stored;
   }
 
-  private Counter counter(String name, String gpuType, String... tags) {
-    List<String> all = new ArrayList<>(List.of("gpu_type", gpuType));
-    all.addAll(List.of(tags));
-    return meters.counter(name, all.toArray(String[]::new));
+  /** Records the time spent in {@code status}, which the submission is leaving now. */
+  private void timePhase(Tracked tracked, EventType status) {
+    String phase = switch (status) {
+      case IN_QUEUE -> "queue_wait";
+      case PROVISIONING -> "provisioning";
+      case COMPILING -> "compile";
+      case CHECKING -> "check";
+      case BENCHMARKING -> "benchmark";
+      default -> null;
+    };
+    if (phase != null && tracked.enteredAt != 0) {
+      meters.phase(tracked.gpuType, phase, System.nanoTime() - tracked.enteredAt);
+    }
   }
 
   // ---- restart reconciliation
@@ -398,6 +438,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     String cancelledBy;
     String cancelReason;
     Future<Void> chain = Future.succeededFuture();
+    /** Monotonic times: created (or taken over at a restart), entered its status, joined its queue. */
+    final long createdAt = System.nanoTime();
+    long enteredAt = createdAt;
+    long queuedSince = createdAt;
 
     Tracked(String id, String gpuType, Mode mode) {
       this.id = id;

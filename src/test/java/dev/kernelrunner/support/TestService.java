@@ -1,8 +1,10 @@
 package dev.kernelrunner.support;
 
 import dev.kernelrunner.App;
+import dev.kernelrunner.Metrics;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.ConfigLoader;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -48,6 +50,17 @@ public final class TestService implements AutoCloseable {
   /** Starts on a given database and data directory (a restart of an earlier service). */
   public static TestService start(Vertx vertx, Map<String, String> overrides, String databaseUrl, Path dataDir)
       throws Exception {
+    return start(vertx, overrides, databaseUrl, dataDir, Metrics.registry());
+  }
+
+  /** Starts with {@code meters}, the registry a {@link Metrics#vertx} instance reports Vert.x's meters into. */
+  public static TestService start(Vertx vertx, Map<String, String> overrides, PrometheusMeterRegistry meters)
+      throws Exception {
+    return start(vertx, overrides, TestDatabase.freshDatabase(), Files.createTempDirectory("kr-test"), meters);
+  }
+
+  private static TestService start(Vertx vertx, Map<String, String> overrides, String databaseUrl, Path dataDir,
+                                   PrometheusMeterRegistry meters) throws Exception {
     Map<String, String> env = new HashMap<>();
     env.put("HTTP_HOST", "127.0.0.1");
     env.put("HTTP_PORT", "0");
@@ -61,7 +74,7 @@ public final class TestService implements AutoCloseable {
     env.put("KILL_GRACE_SECONDS", "1");
     env.putAll(overrides);
     AppConfig config = ConfigLoader.load(env);
-    App app = App.deploy(vertx, config, databaseUrl).toCompletionStage().toCompletableFuture()
+    App app = App.deploy(vertx, config, databaseUrl, meters).toCompletionStage().toCompletableFuture()
         .get(60, TimeUnit.SECONDS);
     return new TestService(vertx, app, config, databaseUrl, dataDir);
   }

@@ -1,0 +1,119 @@
+package dev.kernelrunner.tracker;
+
+import dev.kernelrunner.model.EventType;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The tracker's domain meters, {@code kernel_runner_*}, labelled by bounded sets only (GPU type, status,
+ * phase, reason): never a submission or user id.
+ */
+final class TrackerMeters {
+  /** Statuses a submission can be in before it ends: one gauge each per GPU type. */
+  static final List<EventType> LIVE_STATUSES = List.of(EventType.IN_QUEUE, EventType.PROVISIONING,
+      EventType.COMPILING, EventType.CHECKING, EventType.CHECKED, EventType.BENCHMARKING);
+  private static final Set<String> CANCEL_REASONS = Set.of("owner", "admin", "client_disconnected", "killed");
+  private static final Duration[] PHASE_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(500),
+      Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10),
+      Duration.ofSeconds(30), Duration.ofMinutes(1), Duration.ofMinutes(2), Duration.ofMinutes(5),
+      Duration.ofMinutes(10), Duration.ofMinutes(20), Duration.ofMinutes(40)};
+
+  private final MeterRegistry registry;
+  private final Map<String, double[]> device = new HashMap<>();
+
+  TrackerMeters(MeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  /** Gauges read from the tracker's own state at scrape time. */
+  void gauges(String gpuType, Map<EventType, Supplier<Number>> byStatus,
+              Map<EventType, Supplier<Number>> oldestInStatus, Supplier<Number> queueLength,
+              Supplier<Number> oldestQueuedSeconds, Supplier<Number> running, int capacity) {
+    byStatus.forEach((status, count) -> Gauge.builder("kernel_runner_submissions_current", count)
+        .description("unfinished submissions by status").tag("gpu_type", gpuType).tag("status", status.name())
+        .register(registry));
+    oldestInStatus.forEach((status, age) -> Gauge.builder("kernel_runner_submissions_oldest_in_status_seconds", age)
+        .description("the longest time an unfinished submission has been in its current status")
+        .tag("gpu_type", gpuType).tag("status", status.name()).register(registry));
+    Gauge.builder("kernel_runner_queue_length", queueLength).description("submissions waiting for a GPU")
+        .tag("gpu_type", gpuType).register(registry);
+    Gauge.builder("kernel_runner_queue_oldest_age_seconds", oldestQueuedSeconds)
+        .description("how long the oldest queued submission has waited").tag("gpu_type", gpuType)
+        .register(registry);
+    Gauge.builder("kernel_runner_running", running).description("submissions holding a GPU slot")
+        .tag("gpu_type", gpuType).register(registry);
+    Gauge.builder("kernel_runner_capacity", () -> capacity).description("GPU slots (runs in flight at most)")
+        .tag("gpu_type", gpuType).register(registry);
+  }
+
+  /** Accepted: validated, stored, IN_QUEUE sent ("_created" is a reserved suffix in OpenMetrics). */
+  void created(String gpuType) {
+    counter("kernel_runner_submissions_accepted_total", "gpu_type", gpuType).increment();
+  }
+
+  void finished(String gpuType, EventType status) {
+    counter("kernel_runner_submissions_finished_total", "gpu_type", gpuType, "status", status.name()).increment();
+  }
+
+  /** Time spent in {@code phase} (queue_wait, provisioning, compile, check, benchmark, total). */
+  void phase(String gpuType, String phase, long nanos) {
+    Timer.builder("kernel_runner_phase_duration").description("time spent in each phase of a submission")
+        .tag("gpu_type", gpuType).tag("phase", phase).serviceLevelObjectives(PHASE_BUCKETS)
+        .register(registry).record(Duration.ofNanos(Math.max(0, nanos)));
+  }
+
+  void cancelled(String gpuType, String reason) {
+    counter("kernel_runner_cancellations_total", "gpu_type", gpuType, "reason",
+        CANCEL_REASONS.contains(reason) ? reason : "other").increment();
+  }
+
+  void timedOut(String gpuType) {
+    counter("kernel_runner_cancellations_total", "gpu_type", gpuType, "reason", "timeout").increment();
+  }
+
+  /** Cost and device readings a terminal event carries. */
+  void result(String gpuType, EventType type, JsonObject fields) {
+    if (fields.getValue("cost_usd") instanceof Number cost) {
+      counter("kernel_runner_cost_usd_total", "gpu_type", gpuType).increment(cost.doubleValue());
+    }
+    if (type != EventType.BENCHMARKED || !(fields.getValue("device") instanceof JsonObject readings)) {
+      return;
+    }
+    JsonObject end = readings.getJsonObject("end", readings.getJsonObject("start", new JsonObject()));
+    double[] latest = device.computeIfAbsent(gpuType, type1 -> {
+      double[] values = {Double.NaN, Double.NaN, Double.NaN};
+      deviceGauge("kernel_runner_device_sm_clock_mhz", "SM clock at the end of the latest benchmark", type1,
+          values, 0);
+      deviceGauge("kernel_runner_device_temperature_celsius", "GPU temperature at the end of the latest benchmark",
+          type1, values, 1);
+      deviceGauge("kernel_runner_device_power_watts", "GPU power at the end of the latest benchmark", type1,
+          values, 2);
+      return values;
+    });
+    latest[0] = number(end, "sm_clock_mhz");
+    latest[1] = number(end, "temperature_c");
+    latest[2] = number(end, "power_w");
+  }
+
+  private void deviceGauge(String name, String description, String gpuType, double[] values, int index) {
+    Gauge.builder(name, values, v -> v[index]).description(description).tag("gpu_type", gpuType)
+        .register(registry);
+  }
+
+  private static double number(JsonObject json, String field) {
+    return json.getValue(field) instanceof Number n ? n.doubleValue() : Double.NaN;
+  }
+
+  private Counter counter(String name, String... tags) {
+    return registry.counter(name, tags);
+  }
+}
