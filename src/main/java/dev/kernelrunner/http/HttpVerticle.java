@@ -18,6 +18,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.handler.StaticHandler;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -93,10 +94,22 @@ public class HttpVerticle extends VerticleBase {
     router.post("/api/admin/tokens").handler(this::createToken);
     router.get("/api/problems").handler(ctx -> json(ctx, 200, new JsonObject().put("problems", problems.toJson())));
     router.get("/api/gpu-types").handler(this::listGpuTypes);
+    router.get("/api/me").handler(ctx -> json(ctx, 200, new JsonObject().put("user_id", principal(ctx).userId())
+        .put("admin", principal(ctx).admin())));
     router.get("/api/fleets").handler(ctx -> Bus.request(bus, Addresses.FLEET_LIST,
             new JsonObject().put("refresh", true), Duration.ofMinutes(5))
         .onSuccess(fleets -> json(ctx, 200, fleets)).onFailure(error -> ApiError.fromFailure(ctx, error)));
     router.post("/api/admin/fleets/:name/ensure").handler(this::ensureFleet);
+
+    // The web client: static files built into the jar; its scripts and styles are files (no inline code), so
+    // the page can forbid everything else.
+    router.get("/*").handler(ctx -> {
+      ctx.response().putHeader("Content-Security-Policy",
+          "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'");
+      ctx.response().putHeader("X-Content-Type-Options", "nosniff");
+      ctx.next();
+    });
+    router.get("/*").handler(StaticHandler.create("web").setIndexPage("index.html").setMaxAgeSeconds(300));
 
     router.errorHandler(413, ctx -> ApiError.validation(ctx, 413, new JsonArray().add(ApiError.field("code",
         "the request body is larger than this service accepts (code at most " + config.http().maxCodeBytes()

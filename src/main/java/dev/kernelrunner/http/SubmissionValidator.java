@@ -15,9 +15,11 @@ final class SubmissionValidator {
 
   /** The checked request: {@code errors} empty when valid; {@code tooLarge} when the code is over the limit. */
   record Result(JsonObject body, JsonArray errors, boolean tooLarge, Mode mode, String dtype) {
+    /** Cancelled when its clients leave: created as a stream, or asked for ({@code cancel_on_disconnect}). */
     NewSubmission submission(String userId, boolean stream) {
       return new NewSubmission(userId, body.getString("problem"), body.getString("language"),
-          body.getString("gpu_type"), dtype, body.getString("code"), mode, stream);
+          body.getString("gpu_type"), dtype, body.getString("code"), mode,
+          stream || body.getBoolean("cancel_on_disconnect", false));
     }
   }
 
@@ -61,6 +63,9 @@ final class SubmissionValidator {
       } else {
         mode = parsed.get();
       }
+    }
+    if (body.containsKey("cancel_on_disconnect") && !(body.getValue("cancel_on_disconnect") instanceof Boolean)) {
+      errors.add(ApiError.field("cancel_on_disconnect", "must be true or false"));
     }
     boolean tooLarge = false;
     Object code = body.getValue("code");

@@ -1,0 +1,699 @@
+// kernel-runner web client: no framework, no build step. Everything the server or a user wrote is put in the
+// page as text (textContent), never as HTML.
+"use strict";
+
+const TOKEN_KEY = "kernel-runner.token";
+const RUN_KEY = "kernel-runner.run";
+const DRAFT_KEY = "kernel-runner.draft";
+const TERMINAL = new Set(["BENCHMARKED", "COMPILE_ERROR", "WRONG_ANSWER", "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED",
+  "ERROR", "CANCELLED"]);
+const EVENT_TYPES = ["IN_QUEUE", "PROVISIONING", "COMPILING", "CHECKING", "TEST_RESULT", "CHECKED", "BENCHMARKING",
+  "BENCHMARK_RESULT", ...TERMINAL];
+const PHASE_OF = {IN_QUEUE: "IN_QUEUE", PROVISIONING: "PROVISIONING", COMPILING: "COMPILING", CHECKING: "CHECKING",
+  TEST_RESULT: "CHECKING", CHECKED: "CHECKING", BENCHMARKING: "BENCHMARKING", BENCHMARK_RESULT: "BENCHMARKING"};
+const PHASES = ["IN_QUEUE", "PROVISIONING", "COMPILING", "CHECKING", "BENCHMARKING", "END"];
+// What a wait for a dstack GPU usually costs (the seed's provisioning card).
+const TYPICAL_PROVISIONING = "Getting a GPU from the fleet usually takes 2 to 10 minutes when no node is idle.";
+
+const $ = (id) => document.getElementById(id);
+const state = {token: null, me: null, problems: [], gpuTypes: [], run: null};
+
+// ---- API
+
+async function api(path, options = {}) {
+  const headers = Object.assign({"Authorization": "Bearer " + state.token}, options.headers || {});
+  if (options.body !== undefined) {
+    headers["Content-Type"] = "application/json";
+  }
+  const response = await fetch(path, Object.assign({}, options, {headers}));
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch (e) {
+    body = {message: text};
+  }
+  if (!response.ok) {
+    const details = body && Array.isArray(body.details)
+      ? body.details.map((d) => d.field + ": " + d.message).join("; ") : "";
+    const error = new Error((body && body.message ? body.message : response.statusText) + (details ? " (" + details + ")" : ""));
+    error.status = response.status;
+    throw error;
+  }
+  return body;
+}
+
+function announce(text) {
+  const announcer = $("announcer");
+  announcer.textContent = "";
+  // A fresh text node each time, so that repeated messages are read again.
+  setTimeout(() => { announcer.textContent = text; }, 50);
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") {
+      node.className = value;
+    } else if (key.startsWith("on")) {
+      node.addEventListener(key.slice(2), value);
+    } else {
+      node.setAttribute(key, value);
+    }
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) {
+      node.append(child instanceof Node ? child : String(child));
+    }
+  }
+  return node;
+}
+
+function fmt(value, digits = 4) {
+  if (value === null || value === undefined || value === "") {
+    return "–";
+  }
+  if (typeof value !== "number") {
+    return String(value);
+  }
+  if (value !== 0 && (Math.abs(value) < 0.001 || Math.abs(value) >= 1e6)) {
+    return value.toExponential(2);
+  }
+  return Number(value.toPrecision(digits)).toString();
+}
+
+function duration(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60 ? s + " s" : Math.floor(s / 60) + " min " + (s % 60) + " s";
+}
+
+// ---- signing in
+
+async function signIn(token) {
+  state.token = token;
+  state.me = await api("/api/me");
+  localStorage.setItem(TOKEN_KEY, token);
+  $("who-name").textContent = state.me.user_id + (state.me.admin ? " (admin)" : "");
+  $("who").hidden = false;
+  $("sign-in").hidden = true;
+  $("app").hidden = false;
+  $("admin-tab").hidden = !state.me.admin;
+  await loadCatalog();
+  const saved = sessionStorage.getItem(RUN_KEY);
+  if (saved) {
+    follow(saved);
+  }
+}
+
+function signOut() {
+  localStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(RUN_KEY);
+  if (state.run && state.run.source) {
+    state.run.source.close();
+  }
+  location.reload();
+}
+
+// ---- the submit form
+
+async function loadCatalog() {
+  const [problems, gpuTypes] = await Promise.all([api("/api/problems"), api("/api/gpu-types")]);
+  state.problems = problems.problems;
+  state.gpuTypes = gpuTypes.gpu_types;
+  const problem = $("problem");
+  problem.replaceChildren(...state.problems.map((p) => el("option", {value: p.slug}, p.title)));
+  const gpu = $("gpu-type");
+  gpu.replaceChildren(...state.gpuTypes.map((t) => el("option", {value: t.name},
+    t.name + " (" + t.backend + (t.available ? ", free now" : ", " + t.queued + " queued") + ")")));
+  const draft = JSON.parse(localStorage.getItem(DRAFT_KEY) || "null");
+  if (draft) {
+    for (const field of ["problem", "language", "gpu-type", "mode"]) {
+      if (draft[field] && [...$(field).options].some((o) => o.value === draft[field])) {
+        $(field).value = draft[field];
+      }
+    }
+  }
+  problemChanged(draft && draft.code);
+}
+
+function currentProblem() {
+  return state.problems.find((p) => p.slug === $("problem").value);
+}
+
+function problemChanged(code) {
+  const problem = currentProblem();
+  if (!problem) {
+    return;
+  }
+  $("problem-description").textContent = problem.description;
+  const dtype = $("dtype");
+  const previous = dtype.value;
+  dtype.replaceChildren(...problem.dtypes.map((d) => el("option", {value: d}, d)));
+  if (problem.dtypes.includes(previous)) {
+    dtype.value = previous;
+  }
+  const language = $("language");
+  for (const option of language.options) {
+    option.disabled = !problem.languages.includes(option.value);
+  }
+  if (language.selectedOptions[0].disabled) {
+    language.value = problem.languages[0];
+  }
+  $("problem-signature").textContent = signature(problem, dtype.value);
+  const editor = $("code");
+  if (typeof code === "string" && code.trim()) {
+    editor.value = code;
+  } else if (!editor.value.trim() || editor.dataset.template === editor.value) {
+    setTemplate();
+  }
+}
+
+function cType(parameter, dtype) {
+  let type = parameter.type;
+  if (type === "float" && dtype === "float16") {
+    type = "__half";
+  } else if (type === "float" && dtype === "bfloat16") {
+    type = $("language").value === "hip" ? "__hip_bfloat16" : "__nv_bfloat16";
+  }
+  return (parameter.const ? "const " : "") + type + (parameter.pointer ? "*" : "");
+}
+
+function parameterList(problem, dtype) {
+  return problem.parameters.map((p) => cType(p, dtype) + " " + p.name).join(", ");
+}
+
+function signature(problem, dtype) {
+  return 'extern "C" void solution(' + parameterList(problem, dtype) + ");";
+}
+
+function template(problem, language, dtype) {
+  const params = parameterList(problem, dtype);
+  const args = problem.parameters.map((p) => p.name).join(", ");
+  const kernel = problem.slug.replace(/-/g, "_") + "_kernel";
+  const includes = language === "hip" ? ["#include <hip/hip_runtime.h>"] : ["#include <cuda_runtime.h>"];
+  if (dtype === "float16") {
+    includes.push(language === "hip" ? "#include <hip/hip_fp16.h>" : "#include <cuda_fp16.h>");
+  } else if (dtype === "bfloat16") {
+    includes.push(language === "hip" ? "#include <hip/hip_bf16.h>" : "#include <cuda_bf16.h>");
+  }
+  const elements = problem.launch && problem.launch.elements;
+  const launch = elements
+    ? ["  size_t n = " + elements + ";", "  int threads = 256;",
+       "  int blocks = (int) ((n + threads - 1) / threads);",
+       "  " + kernel + "<<<blocks, threads>>>(" + args + ");"]
+    : ["  dim3 threads(16, 16);", "  dim3 blocks(1, 1);  // TODO: cover the whole output",
+       "  " + kernel + "<<<blocks, threads>>>(" + args + ");"];
+  return [...includes, "",
+    "// " + problem.title + ": " + problem.description, "",
+    "__global__ void " + kernel + "(" + params + ") {",
+    "  size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x;",
+    "  // TODO: your kernel",
+    "}", "",
+    "// Called with device pointers; launch your kernel(s) on the default stream.",
+    'extern "C" void solution(' + params + ") {",
+    ...launch,
+    "}", ""].join("\n");
+}
+
+function setTemplate() {
+  const problem = currentProblem();
+  const text = template(problem, $("language").value, $("dtype").value);
+  $("code").value = text;
+  $("code").dataset.template = text;
+}
+
+function saveDraft() {
+  localStorage.setItem(DRAFT_KEY, JSON.stringify({problem: $("problem").value, language: $("language").value,
+    "gpu-type": $("gpu-type").value, mode: $("mode").value, code: $("code").value}));
+}
+
+async function submit(event) {
+  event.preventDefault();
+  const error = $("submit-error");
+  error.hidden = true;
+  const button = $("submit-button");
+  button.disabled = true;
+  try {
+    saveDraft();
+    const created = await api("/api/submissions", {method: "POST", body: JSON.stringify({
+      problem: $("problem").value, language: $("language").value, gpu_type: $("gpu-type").value,
+      dtype: $("dtype").value, mode: $("mode").value, code: $("code").value,
+      // Leaving the page for longer than the grace period cancels the run; a reload does not.
+      cancel_on_disconnect: true})});
+    announce("Submitted. Queued at position " + created.position + ".");
+    await follow(created.id);
+    $("run").scrollIntoView({behavior: "smooth", block: "start"});
+  } catch (e) {
+    error.textContent = "Not submitted: " + e.message;
+    error.hidden = false;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---- following a submission
+
+async function follow(id) {
+  if (state.run && state.run.source) {
+    state.run.source.close();
+    clearInterval(state.run.ticker);
+  }
+  const run = {id, lastSeq: 0, source: null, ticker: null, provisioningSince: null, backend: null,
+    rows: new Map(), finished: false, mode: "benchmark"};
+  state.run = run;
+  sessionStorage.setItem(RUN_KEY, id);
+  showView("submit");
+  resetRunView(id);
+  try {
+    run.mode = (await api("/api/submissions/" + encodeURIComponent(id))).mode;
+  } catch (e) {
+    if (e.status === 404) {
+      sessionStorage.removeItem(RUN_KEY);
+      $("run").hidden = true;
+      return;
+    }
+  }
+  if (run === state.run) {
+    connect();
+  }
+}
+
+function connect() {
+  const run = state.run;
+  // The first connection replays everything after lastSeq; the browser's own reconnects send Last-Event-ID.
+  const url = "/api/submissions/" + encodeURIComponent(run.id) + "/events?access_token="
+    + encodeURIComponent(state.token) + "&last_event_id=" + run.lastSeq;
+  const source = new EventSource(url);
+  run.source = source;
+  for (const type of EVENT_TYPES) {
+    source.addEventListener(type, (message) => onFrame(run, JSON.parse(message.data)));
+  }
+  source.onerror = () => {
+    if (run !== state.run || run.finished) {
+      source.close();
+      return;
+    }
+    if (source.readyState === EventSource.CLOSED) {
+      // The server ended the stream early (a slow client is cut off): come back where we were.
+      setTimeout(() => { if (run === state.run && !run.finished) { connect(); } }, 1000);
+    }
+  };
+}
+
+function resetRunView(id) {
+  $("run").hidden = false;
+  $("run-id").textContent = id.slice(0, 8);
+  $("run-id").title = id;
+  $("run-summary").textContent = "Connecting…";
+  for (const li of $("timeline").children) {
+    li.className = "";
+    li.querySelector(".detail").textContent = "";
+    const ticks = li.querySelector(".ticks");
+    if (ticks) {
+      ticks.replaceChildren();
+    }
+    const note = li.querySelector(".note");
+    if (note) {
+      note.hidden = true;
+    }
+  }
+  $("outcome").replaceChildren();
+  $("results").hidden = true;
+  $("results-table").tBodies[0].replaceChildren();
+  $("results-table").tFoot.replaceChildren();
+  $("chart").replaceChildren();
+  $("chart-figure").hidden = true;
+  $("run-facts").replaceChildren();
+  $("cancel-button").hidden = false;
+}
+
+function phaseItem(phase) {
+  return $("timeline").querySelector('[data-phase="' + phase + '"]');
+}
+
+function activate(phase) {
+  const index = PHASES.indexOf(phase);
+  PHASES.forEach((p, i) => {
+    const li = phaseItem(p);
+    if (i < index && li.className !== "failed") {
+      li.className = "done";
+    } else if (i === index) {
+      li.className = "active";
+    }
+  });
+}
+
+function onFrame(run, frame) {
+  if (run !== state.run || frame.seq <= run.lastSeq) {
+    return;  // another submission's, or already shown (a replay after a reconnect)
+  }
+  run.lastSeq = frame.seq;
+  const type = frame.status;
+  const phase = PHASE_OF[type];
+  if (phase) {
+    activate(phase);
+  }
+  const detail = phase ? phaseItem(phase).querySelector(".detail") : null;
+  switch (type) {
+    case "IN_QUEUE":
+      detail.textContent = frame.position === 0 ? "next in line" : frame.position + " ahead in the queue";
+      summary(frame.position === 0 ? "Queued: next in line" : "Queued: " + frame.position + " ahead");
+      break;
+    case "PROVISIONING":
+      provisioning(run, frame, detail);
+      break;
+    case "COMPILING":
+      if (run.provisioningSince) {
+        phaseItem("PROVISIONING").querySelector(".detail").textContent = [run.provisioningText,
+          "took " + duration(Date.parse(frame.at) - run.provisioningSince)].filter(Boolean).join(" · ");
+        phaseItem("PROVISIONING").querySelector(".note").hidden = true;
+      }
+      stopTicker(run);
+      detail.textContent = [frame.compiler, frame.arch].filter(Boolean).join(", ");
+      summary("Compiling");
+      break;
+    case "CHECKING":
+      detail.textContent = frame.total_tests ? "0 of " + frame.total_tests + " tests" : "";
+      summary("Checking against the reference");
+      break;
+    case "TEST_RESULT": {
+      const result = frame.result || {};
+      const ok = result.status === "PASSED";
+      const ticks = phaseItem("CHECKING").querySelector(".ticks");
+      ticks.append(el("li", {class: ok ? "passed" : "failed"}, (ok ? "✓ " : "✗ ") + (result.name || "test " + result.test_id)));
+      detail.textContent = ticks.children.length + (frame.total_tests ? " of " + frame.total_tests : "") + " tests";
+      break;
+    }
+    case "CHECKED":
+      detail.textContent = frame.passed_tests + " of " + frame.total_tests + " tests passed";
+      if (run.mode === "check") {
+        finish(run, frame);  // check mode ends here
+      } else {
+        summary("Checked: correct");
+      }
+      break;
+    case "BENCHMARKING":
+      detail.textContent = frame.total_tests ? frame.total_tests + " tests" : "";
+      summary("Benchmarking");
+      $("results").hidden = false;
+      break;
+    case "BENCHMARK_RESULT":
+      resultRow(run, frame.result || {});
+      detail.textContent = run.rows.size + " done";
+      break;
+    default:
+      if (TERMINAL.has(type)) {
+        finish(run, frame);
+      }
+  }
+}
+
+function provisioning(run, frame, detail) {
+  run.backend = frame.backend || run.backend;
+  if (!run.provisioningSince) {
+    run.provisioningSince = Date.parse(frame.at) || Date.now();
+  }
+  const parts = [];
+  if (frame.dstack_status) {
+    parts.push("dstack: " + frame.dstack_status);
+  }
+  if (frame.instance) {
+    parts.push(frame.instance);
+  }
+  if (frame.price_per_hour) {
+    parts.push("$" + fmt(frame.price_per_hour, 3) + "/h");
+  }
+  run.provisioningText = parts.join(", ");
+  const note = phaseItem("PROVISIONING").querySelector(".note");
+  if (frame.message) {
+    note.textContent = frame.message;
+    note.hidden = false;
+  }
+  const tick = () => {
+    const waited = Date.now() - run.provisioningSince;
+    detail.textContent = [run.provisioningText, "waiting " + duration(waited)].filter(Boolean).join(" · ");
+    if (run.backend === "dstack" && waited > 60000 && !frame.message) {
+      note.textContent = TYPICAL_PROVISIONING;
+      note.hidden = false;
+    }
+  };
+  tick();
+  if (!run.ticker) {
+    run.ticker = setInterval(tick, 1000);
+  }
+  summary("Getting a GPU" + (run.backend ? " (" + run.backend + ")" : ""));
+}
+
+function stopTicker(run) {
+  clearInterval(run.ticker);
+  run.ticker = null;
+}
+
+function summary(text) {
+  $("run-summary").textContent = text;
+  announce(text);
+}
+
+function resultRow(run, result) {
+  const key = String(result.test_id !== undefined ? result.test_id : result.name);
+  const row = el("tr", {"data-test": key},
+    el("td", {}, result.name || "test " + key), el("td", {}, fmt(result.runtime_ms)), el("td", {}, fmt(result.gflops)),
+    el("td", {}, fmt(result.bandwidth_gbs)), el("td", {}, fmt(result.reference_runtime_ms)),
+    el("td", {}, result.speedup ? fmt(result.speedup, 3) + "×" : "–"));
+  const existing = run.rows.get(key);
+  if (existing) {
+    existing.replaceWith(row);
+  } else {
+    $("results-table").tBodies[0].append(row);
+  }
+  run.rows.set(key, row);
+}
+
+function finish(run, frame) {
+  run.finished = true;
+  stopTicker(run);
+  run.source.close();
+  $("cancel-button").hidden = true;
+  const type = frame.status;
+  const success = type === "BENCHMARKED" || type === "CHECKED";
+  const end = phaseItem("END");
+  PHASES.forEach((p) => {
+    const li = phaseItem(p);
+    if (li.className === "active") {
+      li.className = success ? "done" : "failed";
+    }
+  });
+  end.className = success ? "done" : "failed";
+  end.querySelector(".detail").textContent = type.replace(/_/g, " ").toLowerCase();
+  const outcome = $("outcome");
+  if (type === "BENCHMARKED") {
+    benchmarked(run, frame);
+    summary("Benchmarked: " + fmt(frame.avg_runtime_ms) + " ms on average"
+      + (frame.geomean_speedup ? ", " + fmt(frame.geomean_speedup, 3) + "× the reference" : ""));
+    return;
+  }
+  if (type === "CHECKED") {
+    outcome.replaceChildren(el("div", {class: "outcome-ok"}, el("p", {}, "Correct: " + frame.passed_tests + " of "
+      + frame.total_tests + " tests passed.")));
+    summary("Checked: correct");
+    return;
+  }
+  const box = el("div", {class: "outcome-error"}, el("p", {}, el("strong", {}, type.replace(/_/g, " ")), ": ",
+    frame.message || ""));
+  if (type === "COMPILE_ERROR") {
+    box.append(el("p", {class: "help"}, "Compiler output:"), el("pre", {class: "compiler-output"}, frame.details || ""));
+  } else if (type === "WRONG_ANSWER" && frame.debug_info) {
+    const facts = el("dl", {class: "facts"});
+    flatten(frame.debug_info).forEach(([k, v]) => facts.append(el("dt", {}, k), el("dd", {}, fmt(v, 6))));
+    box.append(facts);
+  } else if (frame.details) {
+    box.append(el("pre", {}, typeof frame.details === "string" ? frame.details : JSON.stringify(frame.details, null, 2)));
+  }
+  if (frame.cost_usd) {
+    box.append(el("p", {}, "Cost: $" + fmt(frame.cost_usd, 3)));
+  }
+  outcome.replaceChildren(box);
+  summary(type.replace(/_/g, " ").toLowerCase() + (frame.message ? ": " + frame.message : ""));
+}
+
+function flatten(object, prefix = "") {
+  const pairs = [];
+  for (const [key, value] of Object.entries(object)) {
+    if (value && typeof value === "object" && !Array.isArray(value)) {
+      pairs.push(...flatten(value, prefix + key + "."));
+    } else {
+      pairs.push([prefix + key, value]);
+    }
+  }
+  return pairs;
+}
+
+function benchmarked(run, frame) {
+  $("results").hidden = false;
+  const results = frame.test_results || [];
+  results.forEach((r) => resultRow(run, r));
+  $("results-table").tFoot.replaceChildren(el("tr", {},
+    el("td", {}, "Average"), el("td", {}, fmt(frame.avg_runtime_ms)), el("td", {}, fmt(frame.avg_gflops)),
+    el("td", {}, ""), el("td", {}, ""),
+    el("td", {}, frame.geomean_speedup ? fmt(frame.geomean_speedup, 3) + "× (geomean)" : "–")));
+  chart(results);
+  const facts = $("run-facts");
+  const device = frame.device || {};
+  const end = device.end || device.start || {};
+  const add = (k, v) => { if (v !== undefined && v !== null && v !== "") { facts.append(el("dt", {}, k), el("dd", {}, v)); } };
+  add("Device", end.name || (device.runtime && device.runtime.device) || device.name);
+  add("SM clock", end.sm_clock_mhz ? end.sm_clock_mhz + " MHz" : null);
+  add("Temperature", end.temperature_c !== undefined ? end.temperature_c + " °C" : null);
+  add("Geomean runtime", frame.geomean_runtime_ms ? fmt(frame.geomean_runtime_ms) + " ms" : null);
+  add("Cost", frame.cost_usd !== undefined ? "$" + fmt(frame.cost_usd, 3) : null);
+}
+
+function chart(results) {
+  const rows = results.filter((r) => r.runtime_ms && r.reference_runtime_ms);
+  if (!rows.length) {
+    return;
+  }
+  const box = $("chart");
+  box.replaceChildren(...rows.map((r) => {
+    const max = Math.max(r.runtime_ms, r.reference_runtime_ms);
+    const yours = el("div", {class: "bar yours", role: "img",
+      "aria-label": "yours " + fmt(r.runtime_ms) + " ms"});
+    yours.style.width = (100 * r.runtime_ms / max) + "%";
+    const reference = el("div", {class: "bar reference", role: "img",
+      "aria-label": "reference " + fmt(r.reference_runtime_ms) + " ms"});
+    reference.style.width = (100 * r.reference_runtime_ms / max) + "%";
+    return el("div", {class: "chart-row"}, el("span", {}, r.name || "test " + r.test_id), el("div", {}, yours, reference));
+  }));
+  $("chart-figure").hidden = false;
+}
+
+// ---- cancelling
+
+function confirmCancel() {
+  return new Promise((resolve) => {
+    const dialog = $("confirm-cancel");
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "cancel"), {once: true});
+    dialog.showModal();
+  });
+}
+
+async function cancel(id, admin) {
+  if (!(await confirmCancel())) {
+    return false;
+  }
+  try {
+    await api((admin ? "/api/admin/submissions/" : "/api/submissions/") + encodeURIComponent(id) + "/cancel",
+      {method: "POST"});
+    announce("Cancelled.");
+    return true;
+  } catch (e) {
+    announce("Could not cancel: " + e.message);
+    alert("Could not cancel: " + e.message);
+    return false;
+  }
+}
+
+// ---- history and admin
+
+function statusCell(status) {
+  return el("td", {class: "status-" + status}, status.replace(/_/g, " ").toLowerCase());
+}
+
+function when(iso) {
+  return iso ? new Date(iso).toLocaleString() : "";
+}
+
+async function loadHistory() {
+  const list = await api("/api/submissions?limit=50");
+  $("history-table").tBodies[0].replaceChildren(...list.submissions.map((s) => el("tr", {},
+    el("td", {}, when(s.created_at)), el("td", {}, s.problem), el("td", {}, s.language), el("td", {}, s.gpu_type),
+    statusCell(s.status), el("td", {}, fmt(s.avg_runtime_ms)), el("td", {}, fmt(s.avg_gflops)),
+    el("td", {}, el("button", {type: "button", class: "link", onclick: () => follow(s.id),
+      "aria-label": "Open submission " + s.id.slice(0, 8)}, "Open")))));
+}
+
+async function loadAdmin() {
+  const list = await api("/api/submissions?limit=200");
+  const unfinished = list.submissions.filter((s) => !s.finished_at);
+  const body = $("admin-table").tBodies[0];
+  if (!unfinished.length) {
+    body.replaceChildren(el("tr", {}, el("td", {colspan: "7"}, "Nothing is running or queued.")));
+    return;
+  }
+  body.replaceChildren(...unfinished.map((s) => el("tr", {},
+    el("td", {}, when(s.created_at)), el("td", {}, s.user_id), el("td", {}, s.problem), el("td", {}, s.gpu_type),
+    statusCell(s.status), el("td", {}, s.node || ""),
+    el("td", {}, el("button", {type: "button", class: "danger", "aria-label": "Cancel submission " + s.id.slice(0, 8),
+      onclick: async () => { if (await cancel(s.id, true)) { loadAdmin(); } }}, "Cancel")))));
+}
+
+function showView(name) {
+  for (const view of ["submit", "history", "admin"]) {
+    $("view-" + view).hidden = view !== name;
+  }
+  for (const tab of document.querySelectorAll(".tab")) {
+    if (tab.dataset.view === name) {
+      tab.setAttribute("aria-current", "page");
+    } else {
+      tab.removeAttribute("aria-current");
+    }
+  }
+  if (name === "history") {
+    loadHistory().catch((e) => announce("History could not be loaded: " + e.message));
+  } else if (name === "admin") {
+    loadAdmin().catch((e) => announce("The admin list could not be loaded: " + e.message));
+  }
+}
+
+// ---- wiring
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("sign-in-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const error = $("sign-in-error");
+    error.hidden = true;
+    try {
+      await signIn($("token").value.trim());
+    } catch (e) {
+      error.textContent = e.status === 401 ? "That token is not valid." : "Sign-in failed: " + e.message;
+      error.hidden = false;
+    }
+  });
+  $("sign-out").addEventListener("click", signOut);
+  $("problem").addEventListener("change", () => problemChanged());
+  $("language").addEventListener("change", () => problemChanged());
+  $("dtype").addEventListener("change", () => problemChanged());
+  $("reset-template").addEventListener("click", setTemplate);
+  $("submit-form").addEventListener("submit", submit);
+  $("mode").addEventListener("change", saveDraft);
+  $("code").addEventListener("input", saveDraft);
+  $("code").addEventListener("keydown", (event) => {
+    // Tab indents; Escape then Tab leaves the editor (keyboard users are not trapped).
+    if (event.key === "Tab" && !event.shiftKey && !event.target.dataset.escaped) {
+      event.preventDefault();
+      event.target.setRangeText("    ", event.target.selectionStart, event.target.selectionEnd, "end");
+      saveDraft();
+    } else if (event.key === "Escape") {
+      event.target.dataset.escaped = "1";
+    } else {
+      delete event.target.dataset.escaped;
+    }
+  });
+  $("cancel-button").addEventListener("click", async () => {
+    if (state.run && !state.run.finished) {
+      await cancel(state.run.id, false);
+    }
+  });
+  for (const tab of document.querySelectorAll(".tab")) {
+    tab.addEventListener("click", () => showView(tab.dataset.view));
+  }
+  $("history-refresh").addEventListener("click", () => loadHistory());
+  $("admin-refresh").addEventListener("click", () => loadAdmin());
+  const token = localStorage.getItem(TOKEN_KEY);
+  if (token) {
+    signIn(token).catch(() => {
+      localStorage.removeItem(TOKEN_KEY);
+      $("sign-in").hidden = false;
+    });
+  }
+});

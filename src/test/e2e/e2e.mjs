@@ -1,0 +1,221 @@
+// End-to-end tests of the web client in headless Chromium (Debian's package) against a running service with
+// the test agent. Run by WebClientE2ETest: BASE_URL, USER_TOKEN, ADMIN_TOKEN, CHROMIUM, SHOTS.
+import { chromium } from "playwright-core";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+
+const base = process.env.BASE_URL;
+const userToken = process.env.USER_TOKEN;
+const adminToken = process.env.ADMIN_TOKEN;
+const shots = process.env.SHOTS;
+mkdirSync(shots, { recursive: true });
+const WAIT = 30000;
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ["--no-sandbox"] });
+const failures = [];
+const problems = [];
+
+async function scenario(name, body, allowed = []) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  const page = await context.newPage();
+  page.on("pageerror", (error) => problems.push(name + ": page error: " + error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error" && !allowed.some((pattern) => pattern.test(message.text()))) {
+      problems.push(name + ": console error: " + message.text());
+    }
+  });
+  const started = Date.now();
+  try {
+    await body(page, context);
+    console.log("ok   " + name + " (" + (Date.now() - started) + " ms)");
+  } catch (error) {
+    failures.push(name);
+    console.log("FAIL " + name + ": " + (error.stack || error));
+    await page.screenshot({ path: shots + "/failed-" + name.replace(/\W+/g, "-") + ".png", fullPage: true })
+      .catch(() => {});
+  } finally {
+    await context.close();
+  }
+}
+
+async function signIn(page, token) {
+  await page.goto(base + "/");
+  await page.getByLabel("API token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("#app").waitFor({ state: "visible", timeout: WAIT });
+}
+
+async function submitCode(page, code, problem = "leaky-relu") {
+  await page.getByLabel("Problem").selectOption(problem);
+  await page.getByLabel("GPU type").selectOption("local");
+  await page.getByLabel("Code", { exact: true }).fill(code);
+  await page.getByRole("button", { name: "Submit kernel" }).click();
+  await page.locator("#run").waitFor({ state: "visible", timeout: WAIT });
+  return (await page.locator("#run-id").getAttribute("title"));
+}
+
+async function summaryContains(page, text) {
+  await page.locator("#run-summary").filter({ hasText: text }).waitFor({ timeout: WAIT });
+}
+
+async function api(path, token, method = "GET") {
+  const response = await fetch(base + path, { method, headers: { Authorization: "Bearer " + token } });
+  return response.json();
+}
+
+await scenario("sign-in-and-benchmark", async (page) => {
+  await page.goto(base + "/");
+  await page.getByLabel("API token").fill("not-a-token");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("#sign-in-error").filter({ hasText: "not valid" }).waitFor({ timeout: WAIT });
+  await page.screenshot({ path: shots + "/sign-in.png" });
+  await signIn(page, userToken);
+  // The problem's description and signature, and a starter template that follows the language.
+  await page.getByLabel("Problem").selectOption("leaky-relu");
+  assert.match(await page.locator("#problem-signature").textContent(),
+    /extern "C" void solution\(const float\* input, float alpha, float\* output, size_t M, size_t N\);/);
+  await page.getByLabel("Language").selectOption("hip");
+  assert.match(await page.getByLabel("Code", { exact: true }).inputValue(), /#include <hip\/hip_runtime.h>/);
+  await page.getByLabel("Language").selectOption("cuda");
+  assert.match(await page.getByLabel("Code", { exact: true }).inputValue(), /leaky_relu_kernel<<<blocks, threads>>>/);
+  const gpuOptions = await page.getByLabel("GPU type").locator("option").allTextContents();
+  assert.ok(gpuOptions.some((o) => o.startsWith("local (local")), gpuOptions.join(", "));
+  await page.screenshot({ path: shots + "/submit-form.png", fullPage: true });
+
+  await submitCode(page, "// agent: replay:ok-cuda-leaky-relu\n");
+  await summaryContains(page, "Benchmarked");
+  const rows = page.locator("#results-table tbody tr");
+  assert.equal(await rows.count(), 5, "one row per test");
+  assert.match(await page.locator("#results-table tfoot").textContent(), /Average/);
+  assert.match(await rows.nth(4).textContent(), /8192 x 8192/);
+  assert.equal(await page.locator("#timeline .ticks li.passed").count(), 5, "a tick per passed test");
+  assert.ok(await page.locator("#chart-figure").isVisible(), "the runtime chart");
+  assert.match(await page.locator("#run-facts").textContent(), /NVIDIA H100 80GB HBM3/);
+  assert.ok(!(await page.locator("#cancel-button").isVisible()), "no cancel once finished");
+  assert.match(await page.locator("#announcer").textContent(), /Benchmarked/, "the result is announced");
+  await page.screenshot({ path: shots + "/benchmarked.png", fullPage: true });
+}, [/status of 401/]);  // the wrong token, on purpose
+
+await scenario("dstack-provisioning-shows-status-time-and-cost", async (page) => {
+  await signIn(page, userToken);
+  await page.getByLabel("Problem").selectOption("leaky-relu");
+  await page.getByLabel("GPU type").selectOption("MI300X");
+  await page.getByLabel("Code", { exact: true }).fill("// agent: ok\n");
+  await page.getByRole("button", { name: "Submit kernel" }).click();
+  const provisioning = page.locator('#timeline li[data-phase="PROVISIONING"] .detail');
+  await provisioning.filter({ hasText: /dstack: (submitted|provisioning)/ }).waitFor({ timeout: WAIT });
+  await provisioning.filter({ hasText: /waiting \d+ s/ }).waitFor({ timeout: WAIT });
+  await page.screenshot({ path: shots + "/provisioning.png", fullPage: true });
+  await summaryContains(page, "Benchmarked");
+  assert.match(await page.locator("#run-facts").textContent(), /Cost\$0\.0123/);
+  assert.match(await provisioning.textContent(), /took \d+ s/);
+});
+
+await scenario("compile-error", async (page) => {
+  await signIn(page, userToken);
+  await submitCode(page, "// agent: replay:fault-compile-error\n");
+  await summaryContains(page, "compile error");
+  const output = await page.locator("pre.compiler-output").textContent();
+  assert.match(output, /identifier "undefined_symbol" is undefined/);
+  assert.equal(await page.locator("#timeline li.failed").count() >= 1, true);
+  await page.screenshot({ path: shots + "/compile-error.png", fullPage: true });
+});
+
+await scenario("wrong-answer", async (page) => {
+  await signIn(page, userToken);
+  await submitCode(page, "// agent: replay:fault-wrong\n", "vector-addition");
+  await summaryContains(page, "wrong answer");
+  assert.match(await page.locator("#outcome").textContent(), /max_abs_error/);
+  assert.equal(await page.locator("#timeline .ticks li.failed").count(), 1);
+});
+
+await scenario("cancel-from-the-page", async (page) => {
+  await signIn(page, userToken);
+  const id = await submitCode(page, "// agent: hang\n");
+  await page.locator('#timeline li[data-phase="COMPILING"].active').waitFor({ timeout: WAIT });
+  await page.getByRole("button", { name: "Cancel…" }).click();
+  const dialog = page.getByRole("dialog", { name: "Cancel this submission?" });
+  await dialog.waitFor({ timeout: WAIT });
+  await page.screenshot({ path: shots + "/cancel-dialog.png" });
+  // Keeping it running first: nothing happens.
+  await dialog.getByRole("button", { name: "Keep running" }).click();
+  assert.equal((await api("/api/submissions/" + id, userToken)).status, "COMPILING");
+  await page.getByRole("button", { name: "Cancel…" }).click();
+  await dialog.getByRole("button", { name: "Cancel submission" }).click();
+  await summaryContains(page, "cancelled");
+  assert.equal((await api("/api/submissions/" + id, userToken)).status, "CANCELLED");
+  await page.screenshot({ path: shots + "/cancelled.png", fullPage: true });
+});
+
+await scenario("reload-mid-run-resumes-without-duplicates", async (page) => {
+  await signIn(page, userToken);
+  const id = await submitCode(page, "// agent: ok\n// delay: 0.4\n");
+  await page.locator("#timeline .ticks li").first().waitFor({ timeout: WAIT });
+  await page.screenshot({ path: shots + "/running.png", fullPage: true });
+  await page.reload();
+  await summaryContains(page, "Benchmarked");
+  assert.equal(await page.locator("#run-id").getAttribute("title"), id, "the same submission after the reload");
+  assert.equal(await page.locator("#timeline .ticks li").count(), 2, "each test ticked once");
+  assert.equal(await page.locator("#results-table tbody tr").count(), 2, "each result row once");
+  assert.equal((await api("/api/submissions/" + id, userToken)).status, "BENCHMARKED", "the reload did not cancel it");
+});
+
+await scenario("history", async (page) => {
+  await signIn(page, userToken);
+  await page.getByRole("button", { name: "History" }).click();
+  const rows = page.locator("#history-table tbody tr");
+  await rows.first().waitFor({ timeout: WAIT });
+  assert.ok(await rows.count() >= 4, "the user's submissions");
+  assert.match(await page.locator("#history-table").textContent(), /benchmarked/);
+  await page.screenshot({ path: shots + "/history.png", fullPage: true });
+  // Opening one replays it.
+  await rows.first().getByRole("button", { name: /Open/ }).click();
+  await page.locator("#run").waitFor({ state: "visible", timeout: WAIT });
+  await page.locator("#timeline li[data-phase='END'].done, #timeline li[data-phase='END'].failed")
+    .waitFor({ timeout: WAIT });
+});
+
+await scenario("admin-cancels-any-submission", async (page) => {
+  const created = await fetch(base + "/api/submissions", { method: "POST",
+    headers: { Authorization: "Bearer " + userToken, "Content-Type": "application/json" },
+    body: JSON.stringify({ problem: "leaky-relu", language: "cuda", gpu_type: "local", dtype: "float32",
+      code: "// agent: hang\n" }) }).then((r) => r.json());
+  await signIn(page, adminToken);
+  await page.getByRole("button", { name: "Admin" }).click();
+  const cancel = page.getByRole("button", { name: "Cancel submission " + created.id.slice(0, 8) });
+  await cancel.waitFor({ timeout: WAIT });
+  await page.screenshot({ path: shots + "/admin.png", fullPage: true });
+  await cancel.click();
+  await page.getByRole("dialog").getByRole("button", { name: "Cancel submission" }).click();
+  await cancel.waitFor({ state: "detached", timeout: WAIT });
+  assert.equal((await api("/api/submissions/" + created.id, adminToken)).status, "CANCELLED");
+});
+
+await scenario("narrow-screen-and-labels", async (page, context) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signIn(page, userToken);
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll("input, select, textarea")]
+    .filter((c) => !c.labels.length && !c.getAttribute("aria-label")).map((c) => c.id));
+  assert.deepEqual(unlabelled, [], "every control has a label");
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, "no sideways scrolling on a phone: " + overflow + " px");
+  // Keyboard: Tab reaches the problem picker from the top of the page.
+  await page.keyboard.press("Tab");
+  let reached = false;
+  for (let i = 0; i < 10 && !reached; i++) {
+    await page.keyboard.press("Tab");
+    reached = await page.evaluate(() => document.activeElement && document.activeElement.id === "problem");
+  }
+  assert.ok(reached, "the form is reachable by keyboard");
+  await page.screenshot({ path: shots + "/narrow.png", fullPage: true });
+});
+
+await browser.close();
+if (problems.length) {
+  console.log("page problems:\n  " + problems.join("\n  "));
+}
+if (failures.length || problems.length) {
+  console.log("failed: " + failures.join(", "));
+  process.exit(1);
+}
+console.log("all browser scenarios passed");

@@ -1,0 +1,83 @@
+package dev.kernelrunner.flow;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kernelrunner.support.FakeDstack;
+import dev.kernelrunner.support.TestService;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The web client in a real browser: headless Chromium (Debian's package) driven by playwright-core (npm)
+ * through src/test/e2e/e2e.mjs, against the real service with the test agent. Screenshots of the main states
+ * go to target/e2e-screenshots (the ones in docs/screenshots come from this run).
+ */
+@ExtendWith(VertxExtension.class)
+class WebClientE2ETest {
+  private static final Path E2E = Path.of("src/test/e2e").toAbsolutePath();
+
+  @Test
+  void theWebClientWorksInABrowser(Vertx vertx) throws Exception {
+    String node = installed("node", "nodejs");
+    String chromium = installed("chromium", "chromium");
+    if (!Files.isDirectory(E2E.resolve("node_modules/playwright-core"))) {
+      assertEquals(0, run(List.of(installed("npm", "npm"), "ci", "--no-audit", "--no-fund"), Map.of(), 300),
+          "npm ci in src/test/e2e");
+    }
+    // MI300X through the fake dstack CLI (slow enough to watch its provisioning), beside the local type.
+    FakeDstack fake = FakeDstack.create(new JsonObject().put("step_seconds", 1.5));
+    Map<String, String> env = new HashMap<>(fake.serviceEnv());
+    env.putAll(Map.of("LOCAL_MAX_CONCURRENT", "3", "MAX_ACTIVE_PER_USER", "20", "DISCONNECT_GRACE_SECONDS", "5"));
+    try (TestService service = TestService.start(vertx, env)) {
+      String user = service.userToken("kim");
+      Path shots = Path.of("target/e2e-screenshots").toAbsolutePath();
+      int code = run(List.of(node, E2E.resolve("e2e.mjs").toString()), Map.of(
+          "BASE_URL", "http://127.0.0.1:" + service.port(), "USER_TOKEN", user,
+          "ADMIN_TOKEN", TestService.ADMIN_TOKEN, "CHROMIUM", chromium, "SHOTS", shots.toString()), 300);
+      assertEquals(0, code, "browser scenarios (output above)");
+      assertTrue(Files.exists(shots.resolve("benchmarked.png")));
+    }
+  }
+
+  /** A Debian package's binary (the README's apt line and .ci/run install them); absent is a clear failure. */
+  private static String installed(String name, String debianPackage) {
+    for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
+      if (Files.isExecutable(Path.of(dir, name))) {
+        return Path.of(dir, name).toString();
+      }
+    }
+    throw new AssertionError(name + " is not installed: apt-get install -y " + debianPackage);
+  }
+
+  private static int run(List<String> argv, Map<String, String> env, int timeoutSeconds) throws Exception {
+    ProcessBuilder builder = new ProcessBuilder(argv).directory(E2E.toFile()).redirectErrorStream(true);
+    builder.environment().putAll(env);
+    Process process = builder.start();
+    Thread echo = new Thread(() -> {
+      try {
+        process.getInputStream().transferTo(System.out);
+      } catch (java.io.IOException e) {
+        // the process is gone
+      }
+    });
+    echo.start();
+    if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      throw new AssertionError(String.join(" ", argv) + " ran past " + timeoutSeconds + " s");
+    }
+    echo.join(5000);
+    return process.exitValue();
+  }
+}
