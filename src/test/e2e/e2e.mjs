@@ -3,6 +3,7 @@
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
+import net from "node:net";
 
 const base = process.env.BASE_URL;
 const userToken = process.env.USER_TOKEN;
@@ -38,8 +39,29 @@ async function scenario(name, body, allowed = []) {
   }
 }
 
-async function signIn(page, token) {
-  await page.goto(base + "/");
+/** A TCP proxy in front of the service whose connections can all be cut at once: a real network drop. */
+async function droppingProxy() {
+  const target = new URL(base);
+  const sockets = new Set();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(client);
+    sockets.add(upstream);
+    client.pipe(upstream).pipe(client);
+    const forget = () => { client.destroy(); upstream.destroy(); sockets.delete(client); sockets.delete(upstream); };
+    client.on("error", forget).on("close", forget);
+    upstream.on("error", forget).on("close", forget);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: "http://127.0.0.1:" + server.address().port,
+    drop: () => { const n = sockets.size; sockets.forEach((s) => s.destroy()); return n; },
+    close: () => new Promise((resolve) => { sockets.forEach((s) => s.destroy()); server.close(resolve); }),
+  };
+}
+
+async function signIn(page, token, origin = base) {
+  await page.goto(origin + "/");
   await page.getByLabel("API token").fill(token);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.locator("#app").waitFor({ state: "visible", timeout: WAIT });
@@ -92,7 +114,7 @@ await scenario("sign-in-and-benchmark", async (page) => {
   assert.ok(await page.locator("#chart-figure").isVisible(), "the runtime chart");
   assert.match(await page.locator("#run-facts").textContent(), /NVIDIA H100 80GB HBM3/);
   assert.ok(!(await page.locator("#cancel-button").isVisible()), "no cancel once finished");
-  assert.match(await page.locator("#announcer").textContent(), /Benchmarked/, "the result is announced");
+  await page.locator("#announcer").filter({ hasText: /Benchmarked/ }).waitFor({ timeout: WAIT });  // announced
   await page.screenshot({ path: shots + "/benchmarked.png", fullPage: true });
 }, [/status of 401/]);  // the wrong token, on purpose
 
@@ -159,6 +181,29 @@ await scenario("reload-mid-run-resumes-without-duplicates", async (page) => {
   assert.equal(await page.locator("#results-table tbody tr").count(), 2, "each result row once");
   assert.equal((await api("/api/submissions/" + id, userToken)).status, "BENCHMARKED", "the reload did not cancel it");
 });
+
+await scenario("network-drop-resumes-with-last-event-id", async (page) => {
+  const proxy = await droppingProxy();
+  await signIn(page, userToken, proxy.url);
+  const streams = [];
+  page.on("request", async (request) => {
+    if (request.url().includes("/events")) {
+      const headers = await request.allHeaders();
+      streams.push({ url: request.url(), lastEventId: headers["last-event-id"] });
+    }
+  });
+  const id = await submitCode(page, "// agent: ok\n// delay: 0.4\n");
+  await page.locator("#timeline .ticks li").first().waitFor({ timeout: WAIT });
+  assert.ok(proxy.drop() > 0, "connections were cut");
+  await summaryContains(page, "Benchmarked");
+  await proxy.close();
+  assert.ok(streams.length >= 2, "the stream was re-opened after the drop: " + JSON.stringify(streams));
+  assert.ok(streams.slice(1).some((s) => Number(s.lastEventId) > 0),
+    "and resumed after the last event it had: " + JSON.stringify(streams));
+  assert.equal(await page.locator("#timeline .ticks li").count(), 2, "each test ticked once");
+  assert.equal(await page.locator("#results-table tbody tr").count(), 2, "each result row once");
+  assert.equal((await api("/api/submissions/" + id, userToken)).status, "BENCHMARKED");
+}, [/ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE/]);
 
 await scenario("history", async (page) => {
   await signIn(page, userToken);
