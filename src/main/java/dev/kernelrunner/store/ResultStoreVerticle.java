@@ -43,6 +43,9 @@ public class ResultStoreVerticle extends VerticleBase {
   private final int poolSize;
   private final MeterRegistry meters;
   private Pool pool;
+  private Pool progressPool;
+  private EventBatcher progressEvents;
+  private EventBatcher finalEvents;
 
   public ResultStoreVerticle(String databaseUrl, int poolSize, MeterRegistry meters) {
     this.databaseUrl = databaseUrl;
@@ -66,6 +69,17 @@ public class ResultStoreVerticle extends VerticleBase {
               .connectingTo(connect)
               .using(vertx)
               .build();
+          // Progress events (everything but how a submission ends) commit without waiting for the WAL flush:
+          // an fsync per event was most of an event's latency. A database crash can lose the last such
+          // events of a run, never a submission, a terminal event or a result (those use the pool above).
+          progressPool = PgBuilder.pool()
+              .with(new PoolOptions().setMaxSize(Math.max(2, poolSize / 2)).setMaxWaitQueueSize(10_000)
+                  .setName("progress"))
+              .connectingTo(new PgConnectOptions(connect).addProperty("synchronous_commit", "off"))
+              .using(vertx)
+              .build();
+          progressEvents = new EventBatcher(progressPool, Math.max(2, poolSize / 2), 500);
+          finalEvents = new EventBatcher(pool, Math.max(1, poolSize / 2), 500);
           return Future.all(List.of(
               consume(Addresses.STORE_PING, body -> pool.query("SELECT 1").execute().map(rs -> new JsonObject())),
               consume(Addresses.STORE_SUBMISSION_CREATE, this::createSubmission),
@@ -79,6 +93,7 @@ public class ResultStoreVerticle extends VerticleBase {
                   .map(rows -> new JsonObject().put("updated", rows.rowCount()))),
               consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
               consume(Addresses.STORE_EVENT_APPEND, this::appendEvent),
+              consume(Addresses.STORE_EVENTS_APPEND_GROUP, this::appendGroup),
               consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
@@ -88,7 +103,8 @@ public class ResultStoreVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
-    return pool == null ? Future.succeededFuture() : pool.close();
+    return Future.join(pool == null ? Future.succeededFuture() : pool.close(),
+        progressPool == null ? Future.succeededFuture() : progressPool.close());
   }
 
   private void migrate(PgConnectOptions connect) {
@@ -148,22 +164,19 @@ public class ResultStoreVerticle extends VerticleBase {
     String user = body.getString("user_id");
     int maxActive = body.getInteger("max_active");
     JsonObject firstEvent = new JsonObject().put("position", body.getInteger("position"));
-    return pool.withTransaction(conn -> conn.preparedQuery(SubmissionSql.LOCK_USER).execute(Tuple.of(user))
-        .compose(v -> conn.preparedQuery(SubmissionSql.COUNT_ACTIVE).execute(Tuple.of(user)))
+    return pool.preparedQuery(SubmissionSql.CREATE).execute(Tuple.from(java.util.Arrays.asList(id, user,
+            body.getString("problem"), body.getString("language"), body.getString("gpu_type"),
+            body.getString("dtype"), body.getString("mode"), body.getString("code"),
+            body.getBoolean("cancel_on_disconnect", false), maxActive, firstEvent)))
         .compose(rows -> {
-          long active = rows.iterator().next().getLong(0);
-          if (active >= maxActive) {
-            return Future.failedFuture(new CodedException(Failures.TOO_MANY,
-                "you already have " + active + " unfinished submissions (limit " + maxActive + ")"));
+          if (rows.size() == 0) {
+            return pool.preparedQuery(SubmissionSql.COUNT_ACTIVE).execute(Tuple.of(user)).compose(count ->
+                Future.failedFuture(new CodedException(Failures.TOO_MANY, "you already have "
+                    + count.iterator().next().getLong(0) + " unfinished submissions (limit " + maxActive + ")")));
           }
-          return conn.preparedQuery(SubmissionSql.INSERT).execute(Tuple.from(List.of(id, user,
-              body.getString("problem"), body.getString("language"), body.getString("gpu_type"),
-              body.getString("dtype"), body.getString("mode"), body.getString("code"),
-              body.getBoolean("cancel_on_disconnect", false))));
-        })
-        .compose(v -> conn.preparedQuery(EventSql.INSERT_FIRST).execute(Tuple.of(id, firstEvent)))
-        .map(rows -> new EventFrame(id.toString(), 1, EventType.IN_QUEUE,
-            rows.iterator().next().getOffsetDateTime("created_at"), firstEvent).toJson()));
+          return Future.succeededFuture(new EventFrame(id.toString(), 1, EventType.IN_QUEUE,
+              rows.iterator().next().getOffsetDateTime("created_at"), firstEvent).toJson());
+        });
   }
 
   private Future<JsonObject> getSubmission(JsonObject body) {
@@ -213,7 +226,56 @@ public class ResultStoreVerticle extends VerticleBase {
   }
 
   private Future<JsonObject> appendEvent(JsonObject body) {
-    return append(pool.preparedQuery(EventSql.APPEND)::execute, body);
+    boolean progress = !body.getBoolean("terminal", false) && body.getValue("result") == null
+        && body.getValue("error") == null && body.getValue("cancelled_by") == null;
+    return (progress ? progressEvents : finalEvents).append(body);
+  }
+
+  /** Several events of one submission, in order, in one statement (the tracker groups what piled up). */
+  private Future<JsonObject> appendGroup(JsonObject body) {
+    UUID id = parseId(body.getString("submission_id"));
+    JsonArray events = body.getJsonArray("events");
+    int n = events.size();
+    String[] types = new String[n];
+    String[] payloads = new String[n];
+    String status = null;
+    boolean provisioning = false;
+    boolean terminal = false;
+    JsonObject result = null;
+    JsonObject error = null;
+    String cancelledBy = null;
+    String cancelReason = null;
+    for (int i = 0; i < n; i++) {
+      JsonObject event = events.getJsonObject(i);
+      EventType type = EventType.valueOf(event.getString("type"));
+      types[i] = type.name();
+      payloads[i] = event.getJsonObject("fields", new JsonObject()).encode();
+      status = type.changesStatus() ? type.name() : status;
+      provisioning |= type == EventType.PROVISIONING;
+      terminal |= event.getBoolean("terminal", false);
+      result = event.getJsonObject("result", result);
+      error = event.getJsonObject("error", error);
+      cancelledBy = event.getString("cancelled_by", cancelledBy);
+      cancelReason = event.getString("cancel_reason", cancelReason);
+    }
+    boolean progress = !terminal && result == null && error == null && cancelledBy == null;
+    Tuple args = Tuple.from(java.util.Arrays.asList(id, types, payloads, n, status, provisioning, terminal,
+        result, error, cancelledBy, cancelReason));
+    return (progress ? progressPool : pool).preparedQuery(EventSql.APPEND_GROUP).execute(args).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.failedFuture(new CodedException(Failures.CONFLICT, "submission " + id + " has finished"));
+      }
+      List<Row> stored = new ArrayList<>();
+      rows.forEach(stored::add);
+      stored.sort(java.util.Comparator.comparingInt(row -> row.getInteger("seq")));
+      JsonArray frames = new JsonArray();
+      for (int i = 0; i < n; i++) {
+        JsonObject event = events.getJsonObject(i);
+        frames.add(new EventFrame(id.toString(), stored.get(i).getInteger("seq"), EventType.valueOf(types[i]),
+            stored.get(i).getOffsetDateTime("created_at"), event.getJsonObject("fields", new JsonObject())).toJson());
+      }
+      return Future.succeededFuture(new JsonObject().put("frames", frames));
+    });
   }
 
   private Future<JsonObject> append(Function<Tuple, Future<RowSet<Row>>> execute, JsonObject body) {

@@ -9,15 +9,29 @@ import java.time.OffsetDateTime;
 final class SubmissionSql {
   private SubmissionSql() {}
 
-  /** Serialises creates per user so that the active-submission limit holds under concurrency. */
-  static final String LOCK_USER = "SELECT pg_advisory_xact_lock(hashtext($1))";
+  /**
+   * Creates a submission and its first event in one statement, if the user has fewer than $10 unfinished:
+   * the user's quota row is taken (ON CONFLICT locks it and re-checks the limit against its latest version,
+   * so concurrent creates of one user cannot both pass). Returns the quota after the increment and the
+   * event's time; no row when refused.
+   */
+  static final String CREATE = """
+      WITH quota AS (
+             INSERT INTO user_quota AS q (user_id, active) VALUES ($2, 1)
+             ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1 WHERE q.active < $10
+             RETURNING active),
+           created AS (
+             INSERT INTO submissions (id, user_id, problem, language, gpu_type, dtype, mode, code, status, last_seq,
+                                      cancel_on_disconnect)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'IN_QUEUE', 1, $9 FROM quota
+             RETURNING id),
+           first_event AS (
+             INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
+             SELECT id, 1, 'IN_QUEUE', $11, now() FROM created
+             RETURNING created_at)
+      SELECT quota.active, first_event.created_at FROM quota, first_event""";
 
   static final String COUNT_ACTIVE = "SELECT count(*) FROM submissions WHERE user_id = $1 AND finished_at IS NULL";
-
-  static final String INSERT = """
-      INSERT INTO submissions (id, user_id, problem, language, gpu_type, dtype, mode, code, status, last_seq,
-                               cancel_on_disconnect)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'IN_QUEUE', 1, $9)""";
 
   private static final String COLUMNS = """
       id, user_id, problem, language, gpu_type, dtype, mode, status, last_seq, cancel_on_disconnect, backend,

@@ -11,6 +11,7 @@ import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Progress;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
@@ -169,10 +170,16 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     updatePositions(gpuType);
   }
 
+  /**
+   * Tells queued submissions their new place. Near the head every move is sent; further back only moves of a
+   * tenth or more, so that a long queue does not cost a stored event per waiting submission per dispatch.
+   */
   private void updatePositions(String gpuType) {
     int position = 0;
     for (Tracked queued : queues.get(gpuType)) {
-      if (queued.lastPosition != position) {
+      boolean worthTelling = position < 50 || queued.lastPosition < 0 || position > queued.lastPosition
+          || queued.lastPosition - position >= queued.lastPosition / 10;
+      if (queued.lastPosition != position && worthTelling) {
         queued.lastPosition = position;
         accept(queued, EventType.IN_QUEUE, new JsonObject().put("position", position), null);
       }
@@ -321,9 +328,17 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     if (type == EventType.CANCELLED) {
       append.put("cancelled_by", tracked.cancelledBy).put("cancel_reason", tracked.cancelReason);
     }
-    String address = storeAddress == null ? Addresses.STORE_EVENT_APPEND : storeAddress;
-    Future<JsonObject> stored = tracked.chain.transform(ignored -> Bus.request(bus, address, append))
-        .onSuccess(frame -> bus.publish(Addresses.events(tracked.id), frame))
+    Future<JsonObject> stored;
+    if (storeAddress != null) {
+      stored = tracked.chain.transform(ignored -> Bus.request(bus, storeAddress, append));
+      tracked.requeued = stored.mapEmpty();
+    } else {
+      Promise<JsonObject> promise = Promise.promise();
+      tracked.unwritten.add(new Unwritten(append, promise));
+      writeEvents(tracked);
+      stored = promise.future();
+    }
+    stored = stored.onSuccess(frame -> bus.publish(Addresses.events(tracked.id), frame))
         .onFailure(error -> log.error("could not store {} for {}: {}", type, tracked.id, error.toString()));
     tracked.chain = stored.mapEmpty();
     if (type.changesStatus()) {
@@ -344,6 +359,42 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       });
     }
     return stored;
+  }
+
+  /**
+   * Stores a submission's events in order, one write at a time; the events that arrive while a write runs go
+   * together in the next one (a group append), so a busy submission is not held to one event per round trip.
+   */
+  private void writeEvents(Tracked tracked) {
+    if (tracked.writing || tracked.unwritten.isEmpty()) {
+      return;
+    }
+    List<Unwritten> group = new ArrayList<>(tracked.unwritten);
+    tracked.unwritten.clear();
+    tracked.writing = true;
+    Future<List<JsonObject>> frames;
+    Future<?> previous = tracked.chainBeforeGroup();
+    if (group.size() == 1) {
+      frames = previous.transform(v -> Bus.request(bus, Addresses.STORE_EVENT_APPEND, group.get(0).append()))
+          .map(List::of);
+    } else {
+      io.vertx.core.json.JsonArray events = new io.vertx.core.json.JsonArray();
+      group.forEach(u -> events.add(u.append()));
+      frames = previous.transform(v -> Bus.request(bus, Addresses.STORE_EVENTS_APPEND_GROUP,
+              new JsonObject().put("submission_id", tracked.id).put("events", events)))
+          .map(reply -> reply.getJsonArray("frames").stream().map(JsonObject.class::cast).toList());
+    }
+    frames.onComplete(ar -> {
+      for (int i = 0; i < group.size(); i++) {
+        if (ar.succeeded()) {
+          group.get(i).promise().complete(ar.result().get(i));
+        } else {
+          group.get(i).promise().fail(ar.cause());
+        }
+      }
+      tracked.writing = false;
+      writeEvents(tracked);
+    });
   }
 
   /** Records the time spent in {@code status}, which the submission is leaving now. */
@@ -426,6 +477,9 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     });
   }
 
+  /** An event waiting to be written, and who waits for its stored frame. */
+  private record Unwritten(JsonObject append, Promise<JsonObject> promise) {}
+
   /** One submission this service is responsible for, from creation until its process is gone. */
   private static final class Tracked {
     final String id;
@@ -438,6 +492,15 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     String cancelledBy;
     String cancelReason;
     Future<Void> chain = Future.succeededFuture();
+    /** Events accepted but not yet sent to the store, and whether a write of this submission is running. */
+    final List<Unwritten> unwritten = new ArrayList<>();
+    boolean writing;
+    /** Requeue writes go through {@link #chain}; grouped writes wait for the last of those. */
+    Future<Void> requeued = Future.succeededFuture();
+
+    Future<?> chainBeforeGroup() {
+      return requeued;
+    }
     /** Monotonic times: created (or taken over at a restart), entered its status, joined its queue. */
     final long createdAt = System.nanoTime();
     long enteredAt = createdAt;

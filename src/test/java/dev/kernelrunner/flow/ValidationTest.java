@@ -150,6 +150,30 @@ class ValidationTest {
   }
 
   @Test
+  void theActiveLimitHoldsUnderConcurrentCreates() throws Exception {
+    String racer = service.userToken("rita");
+    java.util.List<java.util.concurrent.CompletableFuture<Integer>> posts = new java.util.ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      posts.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        try {
+          return service.post("/api/submissions", racer, valid().put("code", "// agent: ok\n// delay: 0.3")
+              .encode()).status();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }));
+    }
+    java.util.List<Integer> statuses = posts.stream().map(java.util.concurrent.CompletableFuture::join).toList();
+    assertEquals(2, statuses.stream().filter(code -> code == 201).count(), statuses.toString());
+    assertEquals(18, statuses.stream().filter(code -> code == 429).count(), statuses.toString());
+    for (Object item : service.get("/api/submissions", racer).json().getJsonArray("submissions")) {
+      service.awaitFinished(((io.vertx.core.json.JsonObject) item).getString("id"), java.time.Duration.ofSeconds(30));
+    }
+    assertEquals(201, service.post("/api/submissions", racer, valid().encode()).status(),
+        "finished submissions give their place back");
+  }
+
+  @Test
   void databaseDownIs503AndNothingHalfWritten() throws Exception {
     String url = service.databaseUrl();
     String name = url.substring(url.lastIndexOf('/') + 1);

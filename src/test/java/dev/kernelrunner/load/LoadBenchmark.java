@@ -1,0 +1,266 @@
+package dev.kernelrunner.load;
+
+import dev.kernelrunner.Main;
+import dev.kernelrunner.load.LoadRun.Figures;
+import dev.kernelrunner.store.EmbeddedPostgres;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The load benchmark (issue 7): starts PostgreSQL and the service as a separate JVM (-Xmx1g, the local backend
+ * with the fast load agent), then measures with its own clients and prints the figures against their targets.
+ * Run: {@code mvn -q -B test-compile exec:java -Dexec.classpathScope=test
+ * -Dexec.mainClass=dev.kernelrunner.load.LoadBenchmark} (sizes as -D properties, {@code -Dwrite=true} to
+ * append the table to docs/benchmarks.md).
+ */
+public final class LoadBenchmark {
+  private LoadBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    int streams = Integer.getInteger("streams", 10_000);
+    int streamSubmissions = Integer.getInteger("streamSubmissions", 100);
+    int latencySubmissions = Integer.getInteger("latencySubmissions", 200);
+    int events = Integer.getInteger("events", 50);
+    int intervalMs = Integer.getInteger("intervalMs", 40);
+    int acceptCount = Integer.getInteger("accept", 2000);
+    int insertRows = Integer.getInteger("inserts", 5000);
+    boolean write = Boolean.getBoolean("write");
+    int slots = Math.max(latencySubmissions, streamSubmissions);
+    // Under target/: PostgreSQL (run as the postgres user when we are root) must be able to enter it.
+    Path work = Files.createDirectories(Path.of("target/load")).toAbsolutePath();
+    work = Files.createTempDirectory(work, "run");
+    work.toFile().setExecutable(true, false);
+    EmbeddedPostgres postgres = EmbeddedPostgres.start(work.resolve("pg"));
+    String databaseUrl = postgres.createDatabase("kr_load");
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    String agentCommand = agentCommand(work);
+    List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx1g"));
+    // e.g. -DserviceJvmArgs=-XX:StartFlightRecording=filename=target/load/service.jfr,settings=profile
+    String extra = System.getProperty("serviceJvmArgs", "");
+    if (!extra.isBlank()) {
+      argv.addAll(List.of(extra.trim().split("\\s+")));
+    }
+    argv.addAll(List.of("-cp", classpath(), Main.class.getName()));
+    ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true);
+    builder.environment().putAll(java.util.Map.of("DATABASE_URL", databaseUrl, "HTTP_PORT", String.valueOf(port),
+        "HTTP_HOST", "127.0.0.1", "ADMIN_TOKEN", "load-admin", "DATA_DIR", work.resolve("data").toString(),
+        "AGENT_COMMAND", agentCommand, "AGENT_WORKDIR", work.toString(),
+        "LOCAL_MAX_CONCURRENT", String.valueOf(slots),
+        "MAX_ACTIVE_PER_USER", "100000", "SSE_HEARTBEAT_SECONDS", "5"));
+    builder.environment().put("DISCONNECT_GRACE_SECONDS", "600");
+    builder.environment().put("LOG_LEVEL", "WARN");
+    builder.environment().put("DSTACK_COMMAND", "/bin/false");
+    Process service = builder.start();
+    BufferedReader out = new BufferedReader(new InputStreamReader(service.getInputStream(), StandardCharsets.UTF_8));
+    String line;
+    while ((line = out.readLine()) != null && !line.contains("listening")) {
+      System.out.println("[service] " + line);
+    }
+    if (line == null) {
+      postgres.close();
+      throw new IllegalStateException("the service did not start (its output is above)");
+    }
+    Thread echo = new Thread(() -> {
+      try {
+        out.lines().forEach(l -> System.out.println("[service] " + l));
+      } catch (java.io.UncheckedIOException e) {
+        // the service is gone
+      }
+    });
+    echo.setDaemon(true);
+    echo.start();
+    long pid = service.pid();
+    Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+    List<Figures> figures = new ArrayList<>();
+    try (LoadRun run = new LoadRun(vertx, "127.0.0.1", port, "load-admin", streams + 1000)) {
+      // Warm-up (discarded): the same work as the latency phase, so that the JIT has compiled the event path;
+      // a cold JVM measured 2x slower on it.
+      System.out.println("phase: warm-up");
+      run.latency(latencySubmissions, Duration.ofMillis(5), "// load: events=" + events + " interval_ms=" + intervalMs,
+          events + 2);
+      waitIdle(run);
+      run.users(Integer.getInteger("users", 100));
+      figures.add(run.insertBaseline(databaseUrl, insertRows, 8));
+      System.out.println("phase: latency");
+      figures.add(run.latency(latencySubmissions, Duration.ofMillis(5),
+          "// load: events=" + events + " interval_ms=" + intervalMs, events + 2));
+      waitIdle(run);
+      List<String> waiting = new ArrayList<>();
+      figures.add(run.holdStreams(streamSubmissions, streams, 2, Duration.ofSeconds(5), () -> heapAfterGc(pid), waiting));
+      waitStreamsClosed(run);
+      figures.add(run.cancel(waiting, 10));
+      waitIdle(run);
+      // Acceptance as the issue defines it (validated, stored, IN_QUEUE sent) at a deadline: every GPU slot
+      // is taken, so the new submissions wait in the queue rather than start.
+      for (int i = 0; i < slots; i++) {
+        LoadRun.await(run.post("/api/submissions", run.submission("// load: hang")));
+      }
+      figures.add(run.accept(acceptCount, 32, "// load: events=5 interval_ms=1"));
+    } finally {
+      service.destroy();
+      service.waitFor(60, TimeUnit.SECONDS);
+      vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      postgres.close();
+    }
+    String table = table(figures, streams, latencySubmissions, events);
+    System.out.println(table);
+    figures.forEach(f -> System.out.println(f.phase() + ": " + f.values().encode()));
+    if (write) {
+      Path docs = Path.of("docs/benchmarks.md");
+      Files.writeString(docs, Files.readString(docs) + "\n" + table + "\nRaw figures:\n\n```\n"
+          + String.join("\n", figures.stream().map(f -> f.phase() + ": " + f.values().encode()).toList())
+          + "\n```\n");
+      System.out.println("appended to " + docs);
+    }
+  }
+
+  /** The C load agent, compiled here (Python's start-up would dominate); the Python one without a compiler. */
+  private static String agentCommand(Path work) throws Exception {
+    Path source = Path.of("src/test/resources/agents/load_agent.c").toAbsolutePath();
+    Path binary = work.resolve("load_agent");
+    try {
+      Process cc = new ProcessBuilder("cc", "-O2", "-o", binary.toString(), source.toString()).inheritIO().start();
+      if (cc.waitFor() == 0) {
+        binary.toFile().setExecutable(true, false);
+        return binary.toString();
+      }
+    } catch (java.io.IOException e) {
+      // no C compiler
+    }
+    System.out.println("no C compiler: using the Python load agent (its ~100 ms start-up weighs on the figures)");
+    return "python3 " + Path.of("src/test/resources/agents/load_agent.py").toAbsolutePath();
+  }
+
+  /** This program's classpath (under exec:java it is a class loader's, not java.class.path). */
+  private static String classpath() {
+    if (LoadBenchmark.class.getClassLoader() instanceof java.net.URLClassLoader loader) {
+      List<String> entries = new ArrayList<>();
+      for (java.net.URL url : loader.getURLs()) {
+        try {
+          entries.add(Path.of(url.toURI()).toString());
+        } catch (java.net.URISyntaxException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+      return String.join(java.io.File.pathSeparator, entries);
+    }
+    return System.getProperty("java.class.path");
+  }
+
+  /** Until the service has seen the 10,000 streams go (cancel latency is measured on its own, not in that storm). */
+  private static void waitStreamsClosed(LoadRun run) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+    while (System.nanoTime() < deadline) {
+      String metrics = LoadRun.await(run.get("/metrics"));
+      var m = java.util.regex.Pattern.compile("(?m)^kernel_runner_sse_streams_open (\\S+)").matcher(metrics);
+      if (m.find() && Double.parseDouble(m.group(1)) == 0) {
+        Thread.sleep(1000);
+        return;
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  /** Until nothing runs or waits (the acceptance phase's submissions), so that the next phase starts clean. */
+  private static void waitIdle(LoadRun run) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
+    while (System.nanoTime() < deadline) {
+      JsonObject types = new JsonObject(LoadRun.await(run.get("/api/gpu-types")));
+      JsonObject local = types.getJsonArray("gpu_types").getJsonObject(0);
+      if (local.getInteger("running") == 0 && local.getInteger("queued") == 0) {
+        return;
+      }
+      Thread.sleep(500);
+    }
+  }
+
+  /** The service's heap in use right after a full GC (jcmd), in bytes. */
+  private static long heapAfterGc(long pid) {
+    try {
+      String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+      new ProcessBuilder(jcmd, String.valueOf(pid), "GC.run").redirectErrorStream(true).start().waitFor();
+      Process info = new ProcessBuilder(jcmd, String.valueOf(pid), "GC.heap_info").redirectErrorStream(true).start();
+      String text = new String(info.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      info.waitFor();
+      var m = java.util.regex.Pattern.compile("used (\\d+)K").matcher(text);
+      return m.find() ? Long.parseLong(m.group(1)) * 1024 : -1;
+    } catch (Exception e) {
+      return -1;
+    }
+  }
+
+  private static String table(List<Figures> figures, int streams, int latencySubmissions, int events) {
+    JsonObject insert = find(figures, "insert baseline");
+    JsonObject accept = find(figures, "acceptance");
+    JsonObject latency = find(figures, "latency");
+    JsonObject held = find(figures, "streams");
+    JsonObject cancel = find(figures, "cancel");
+    double ratio = accept.getDouble("per_second") / insert.getDouble("per_second");
+    long lost = latency.getLong("lost") + held.getLong("lost");
+    long duplicated = latency.getLong("duplicated") + held.getLong("duplicated");
+    String machine = Runtime.getRuntime().availableProcessors() + " cores, "
+        + Math.round(totalMemoryGiB()) + " GiB, " + System.getProperty("os.name") + ", Java "
+        + System.getProperty("java.version");
+    StringBuilder t = new StringBuilder();
+    t.append("### Load benchmark, ").append(LocalDate.now()).append(" (").append(machine).append(")\n\n");
+    t.append("PostgreSQL on the same machine, the service in its own JVM with -Xmx1g, the local backend with the\n")
+        .append("load agent (src/test/resources/agents/load_agent.c), the load generator in a third JVM.\n\n");
+    t.append("| figure | target | measured | met |\n| --- | --- | --- | --- |\n");
+    row(t, "open SSE streams, each getting heartbeats", "10,000, heap <= 1 GiB",
+        String.format(Locale.ROOT, "%d streams, %d without a heartbeat, heap after GC %.0f MiB", held.getInteger("streams"),
+            held.getLong("without_heartbeat"), held.getLong("heap_bytes_after_gc") / 1048576.0),
+        held.getInteger("streams") >= 10_000 && held.getLong("without_heartbeat") == 0
+            && held.getLong("heap_bytes_after_gc") > 0 && held.getLong("heap_bytes_after_gc") <= 1L << 30);
+    row(t, "event latency, agent line -> SSE client", "p50 <= 5 ms, p99 <= 50 ms (200 running, 50 events each)",
+        String.format(Locale.ROOT, "p50 %.2f ms, p99 %.2f ms, max %.1f ms (%d running, %d events each, %d events)",
+            latency.getDouble("p50_ms"), latency.getDouble("p99_ms"), latency.getDouble("max_ms"), latencySubmissions,
+            events, latency.getInteger("events")),
+        latency.getDouble("p50_ms") <= 5 && latency.getDouble("p99_ms") <= 50 && latencySubmissions >= 200);
+    row(t, "submissions accepted vs plain INSERTs", ">= 50%",
+        String.format(Locale.ROOT, "%.0f/s vs %.0f/s = %.0f%%", accept.getDouble("per_second"),
+            insert.getDouble("per_second"), 100 * ratio), ratio >= 0.5);
+    row(t, "cancel, request -> process gone and CANCELLED stored", "p99 <= 500 ms",
+        String.format(Locale.ROOT, "p50 %.0f ms, p99 %.0f ms over %d", cancel.getDouble("p50_ms"),
+            cancel.getDouble("p99_ms"), cancel.getInteger("cancels")), cancel.getDouble("p99_ms") <= 500
+            && cancel.getInteger("not_cancelled") == 0);
+    row(t, "events lost or duplicated", "0", lost + " lost, " + duplicated + " duplicated",
+        lost == 0 && duplicated == 0);
+    return t.toString();
+  }
+
+  private static void row(StringBuilder t, String figure, String target, String measured, boolean met) {
+    t.append("| ").append(figure).append(" | ").append(target).append(" | ").append(measured).append(" | ")
+        .append(met ? "yes" : "**no**").append(" |\n");
+  }
+
+  private static JsonObject find(List<Figures> figures, String phase) {
+    return figures.stream().filter(f -> f.phase().equals(phase)).findFirst().orElseThrow().values();
+  }
+
+  private static double totalMemoryGiB() {
+    try {
+      String meminfo = Files.readString(Path.of("/proc/meminfo"));
+      var m = java.util.regex.Pattern.compile("MemTotal:\\s+(\\d+) kB").matcher(meminfo);
+      return m.find() ? Long.parseLong(m.group(1)) / 1048576.0 : 0;
+    } catch (Exception e) {
+      return 0;
+    }
+  }
+}
