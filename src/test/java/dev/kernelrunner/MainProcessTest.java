@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.support.FakeDstack;
+import dev.kernelrunner.support.Ports;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -35,10 +35,7 @@ class MainProcessTest {
   @Test
   void startsOnEmbeddedDefaultsAndStopsCleanly() throws Exception {
     Path dataDir = Files.createTempDirectory("kr-main");
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
+    int port = Ports.free();
     String firstToken = runOnce(dataDir, port, true);
     assertNotNull(firstToken, "the first start prints an admin token");
     assertFalse(Files.exists(dataDir.resolve("postgres/postmaster.pid")), "cluster stopped with the service");
@@ -68,10 +65,7 @@ class MainProcessTest {
   @Test
   void jsonLogsHaveOneLinePerStateChangeWithTheSubmissionId() throws Exception {
     Path dataDir = Files.createTempDirectory("kr-json");
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
+    int port = Ports.free();
     Path stdout = dataDir.resolve("stdout.log");
     Path stderr = dataDir.resolve("stderr.log");
     ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),

@@ -6,13 +6,14 @@ import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
-import java.time.OffsetDateTime;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -24,28 +25,29 @@ import java.util.UUID;
 /**
  * Writes events in batches: whatever arrived while the previous statements ran goes out as one
  * {@link EventSql#APPEND_BATCH} (one round trip, one commit), so the database keeps up with hundreds of
- * running submissions. No wait is added: an event that finds a free connection is written at once. A batch
- * holds at most one event per submission (the tracker sends a submission's events one at a time anyway).
+ * running submissions. No wait is added: a unit that finds a free connection is written at once. A unit is
+ * one submission's events in order (one or more); a batch holds at most one unit per submission (the tracker
+ * sends a submission's next unit only when the previous one is stored).
  */
 final class EventBatcher {
-  private record Pending(JsonObject body, Promise<JsonObject> promise) {}
+  private record Pending(UUID id, JsonArray events, Promise<JsonArray> promise) {}
 
   private final Pool pool;
   private final int maxInFlight;
-  private final int maxBatch;
+  private final int maxEvents;
   private final ArrayDeque<Pending> queue = new ArrayDeque<>();
   private int inFlight;
 
-  EventBatcher(Pool pool, int maxInFlight, int maxBatch) {
+  EventBatcher(Pool pool, int maxInFlight, int maxEvents) {
     this.pool = pool;
     this.maxInFlight = maxInFlight;
-    this.maxBatch = maxBatch;
+    this.maxEvents = maxEvents;
   }
 
-  /** Stores the event ({@code submission_id, type, fields, terminal, result, error, cancelled_by, cancel_reason}). */
-  Future<JsonObject> append(JsonObject body) {
-    Promise<JsonObject> promise = Promise.promise();
-    queue.add(new Pending(body, promise));
+  /** Stores {@code events} (each {@code type, fields, terminal, result, error, cancelled_by, cancel_reason}) in order. */
+  Future<JsonArray> append(UUID id, JsonArray events) {
+    Promise<JsonArray> promise = Promise.promise();
+    queue.add(new Pending(id, events, promise));
     flush();
     return promise.future();
   }
@@ -53,74 +55,109 @@ final class EventBatcher {
   private void flush() {
     while (inFlight < maxInFlight && !queue.isEmpty()) {
       List<Pending> batch = new ArrayList<>();
-      Set<String> ids = new HashSet<>();
+      Set<UUID> ids = new HashSet<>();
+      int events = 0;
       Iterator<Pending> it = queue.iterator();
-      while (it.hasNext() && batch.size() < maxBatch) {
+      while (it.hasNext() && (batch.isEmpty() || events < maxEvents)) {
         Pending pending = it.next();
-        if (ids.add(pending.body().getString("submission_id"))) {
+        if (ids.add(pending.id())) {
           batch.add(pending);
+          events += pending.events().size();
           it.remove();
         }
       }
-      write(batch);
+      write(batch, events);
     }
   }
 
-  private void write(List<Pending> batch) {
-    int n = batch.size();
-    UUID[] ids = new UUID[n];
-    String[] types = new String[n];
-    Boolean[] changes = new Boolean[n];
-    Boolean[] terminal = new Boolean[n];
-    String[] payloads = new String[n];
-    String[] results = new String[n];
-    String[] errors = new String[n];
-    String[] cancelledBy = new String[n];
-    String[] cancelReasons = new String[n];
+  private void write(List<Pending> batch, int eventCount) {
+    int units = batch.size();
+    UUID[] ids = new UUID[units];
+    Integer[] counts = new Integer[units];
+    String[] statuses = new String[units];
+    Boolean[] provisioning = new Boolean[units];
+    Boolean[] terminal = new Boolean[units];
+    String[] results = new String[units];
+    String[] errors = new String[units];
+    String[] cancelledBy = new String[units];
+    String[] cancelReasons = new String[units];
+    UUID[] eventIds = new UUID[eventCount];
+    Integer[] ordinals = new Integer[eventCount];
+    String[] types = new String[eventCount];
+    String[] payloads = new String[eventCount];
     try {
-      for (int i = 0; i < n; i++) {
-        JsonObject body = batch.get(i).body();
-        EventType type = EventType.valueOf(body.getString("type"));
-        ids[i] = UUID.fromString(body.getString("submission_id"));
-        types[i] = type.name();
-        changes[i] = type.changesStatus();
-        terminal[i] = body.getBoolean("terminal", false);
-        payloads[i] = body.getJsonObject("fields", new JsonObject()).encode();
-        results[i] = body.getJsonObject("result") == null ? null : body.getJsonObject("result").encode();
-        errors[i] = body.getJsonObject("error") == null ? null : body.getJsonObject("error").encode();
-        cancelledBy[i] = body.getString("cancelled_by");
-        cancelReasons[i] = body.getString("cancel_reason");
+      int e = 0;
+      for (int u = 0; u < units; u++) {
+        Pending pending = batch.get(u);
+        ids[u] = pending.id();
+        counts[u] = pending.events().size();
+        provisioning[u] = false;
+        terminal[u] = false;
+        for (int i = 0; i < pending.events().size(); i++) {
+          JsonObject event = pending.events().getJsonObject(i);
+          EventType type = EventType.valueOf(event.getString("type"));
+          statuses[u] = type.changesStatus() ? type.name() : statuses[u];
+          provisioning[u] |= type == EventType.PROVISIONING;
+          terminal[u] |= event.getBoolean("terminal", false);
+          results[u] = event.getJsonObject("result") != null ? event.getJsonObject("result").encode() : results[u];
+          errors[u] = event.getJsonObject("error") != null ? event.getJsonObject("error").encode() : errors[u];
+          cancelledBy[u] = event.getString("cancelled_by", cancelledBy[u]);
+          cancelReasons[u] = event.getString("cancel_reason", cancelReasons[u]);
+          eventIds[e] = pending.id();
+          ordinals[e] = i + 1;
+          types[e] = type.name();
+          payloads[e] = event.getJsonObject("fields", new JsonObject()).encode();
+          e++;
+        }
       }
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | ClassCastException e) {
       batch.forEach(p -> p.promise().tryFail(e));
       return;
     }
     inFlight++;
     pool.preparedQuery(EventSql.APPEND_BATCH)
-        .execute(Tuple.of(ids, types, changes, terminal, payloads, results, errors, cancelledBy, cancelReasons))
+        .execute(Tuple.from(new Object[] {ids, counts, statuses, provisioning, terminal, results, errors,
+            cancelledBy, cancelReasons, eventIds, ordinals, types, payloads}))
         .onComplete(ar -> {
           inFlight--;
           if (ar.failed()) {
             batch.forEach(p -> p.promise().tryFail(ar.cause()));
           } else {
-            Map<UUID, Row> stored = new HashMap<>();
+            Map<UUID, List<Row>> stored = new HashMap<>();
             for (Row row : ar.result()) {
-              stored.put(row.getUUID("submission_id"), row);
+              stored.computeIfAbsent(row.getUUID("submission_id"), k -> new ArrayList<>()).add(row);
             }
-            for (int i = 0; i < n; i++) {
-              Pending pending = batch.get(i);
-              Row row = stored.get(ids[i]);
-              if (row == null) {
+            for (Pending pending : batch) {
+              List<Row> rows = stored.get(pending.id());
+              if (rows == null) {
                 pending.promise().tryFail(new CodedException(Failures.CONFLICT,
-                    "submission " + ids[i] + " has finished"));
-              } else {
-                OffsetDateTime at = row.getOffsetDateTime("created_at");
-                pending.promise().tryComplete(new EventFrame(ids[i].toString(), row.getInteger("seq"),
-                    EventType.valueOf(types[i]), at, pending.body().getJsonObject("fields", new JsonObject())).toJson());
+                    "submission " + pending.id() + " has finished"));
+                continue;
               }
+              rows.sort(Comparator.comparingInt(row -> row.getInteger("seq")));
+              JsonArray frames = new JsonArray();
+              for (int i = 0; i < rows.size(); i++) {
+                JsonObject event = pending.events().getJsonObject(i);
+                frames.add(new EventFrame(pending.id().toString(), rows.get(i).getInteger("seq"),
+                    EventType.valueOf(event.getString("type")), rows.get(i).getOffsetDateTime("created_at"),
+                    event.getJsonObject("fields", new JsonObject())).toJson());
+              }
+              pending.promise().tryComplete(frames);
             }
           }
           flush();
         });
+  }
+
+  /** Whether these events can skip waiting for the WAL flush (none ends the submission or carries its outcome). */
+  static boolean progressOnly(JsonArray events) {
+    for (int i = 0; i < events.size(); i++) {
+      JsonObject event = events.getJsonObject(i);
+      if (event.getBoolean("terminal", false) || event.getValue("result") != null || event.getValue("error") != null
+          || event.getValue("cancelled_by") != null) {
+        return false;
+      }
+    }
+    return true;
   }
 }

@@ -38,65 +38,41 @@ final class EventSql {
       RETURNING seq, created_at""";
 
   /**
-   * {@link #APPEND} for many submissions at once (at most one event each): parallel arrays $1 ids, $2 types,
-   * $3 changes status, $4 terminal, $5 payloads, $6 results, $7 errors (JSON text), $8 cancelled_by,
-   * $9 cancel_reason. One statement, one commit, for every event that arrived while the previous batch ran.
+   * The events of many submissions in one statement (one round trip, one commit): per submission ($1 ids) how
+   * many events ($2), the status after them ($3, null: unchanged), whether one is PROVISIONING ($4), whether
+   * the last ends it ($5), result, error (JSON text), cancelled_by, cancel_reason ($6-$9); then per event its
+   * submission ($10), position in its group from 1 ($11), type ($12) and payload (JSON text, $13).
    */
   static final String APPEND_BATCH = """
-      WITH b AS (
-        SELECT * FROM unnest($1::uuid[], $2::text[], $3::bool[], $4::bool[], $5::text[], $6::text[], $7::text[],
+      WITH g AS (
+        SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::text[],
                              $8::text[], $9::text[])
-          AS b(id, type, changes_status, terminal, payload, result, error, cancelled_by, cancel_reason)),
+          AS g(id, n, status, provisioning, terminal, result, error, cancelled_by, cancel_reason)),
+      e AS (
+        SELECT * FROM unnest($10::uuid[], $11::int[], $12::text[], $13::text[]) AS e(id, ord, type, payload)),
       s AS (
         UPDATE submissions
-           SET last_seq = submissions.last_seq + 1,
-               status = CASE WHEN b.changes_status THEN b.type ELSE submissions.status END,
+           SET last_seq = submissions.last_seq + g.n,
+               status = COALESCE(g.status, submissions.status),
                updated_at = clock_timestamp(),
-               started_at = CASE WHEN b.type = 'PROVISIONING' AND submissions.started_at IS NULL
+               started_at = CASE WHEN g.provisioning AND submissions.started_at IS NULL
                                  THEN clock_timestamp() ELSE submissions.started_at END,
-               finished_at = CASE WHEN b.terminal THEN clock_timestamp() ELSE submissions.finished_at END,
-               result = COALESCE(b.result::jsonb, submissions.result),
-               error = COALESCE(b.error::jsonb, submissions.error),
-               cancelled_by = COALESCE(b.cancelled_by, submissions.cancelled_by),
-               cancel_reason = COALESCE(b.cancel_reason, submissions.cancel_reason)
-          FROM b
-         WHERE submissions.id = b.id AND submissions.finished_at IS NULL
-        RETURNING submissions.id, submissions.last_seq, submissions.updated_at, submissions.user_id, b.type,
-                  b.payload, b.terminal),
+               finished_at = CASE WHEN g.terminal THEN clock_timestamp() ELSE submissions.finished_at END,
+               result = COALESCE(g.result::jsonb, submissions.result),
+               error = COALESCE(g.error::jsonb, submissions.error),
+               cancelled_by = COALESCE(g.cancelled_by, submissions.cancelled_by),
+               cancel_reason = COALESCE(g.cancel_reason, submissions.cancel_reason)
+          FROM g
+         WHERE submissions.id = g.id AND submissions.finished_at IS NULL
+        RETURNING submissions.id, submissions.last_seq - g.n AS base, submissions.updated_at, submissions.user_id,
+                  g.terminal),
       freed AS (
         UPDATE user_quota SET active = GREATEST(active - n.finished, 0)
           FROM (SELECT user_id, count(*) AS finished FROM s WHERE terminal GROUP BY user_id) n
          WHERE user_quota.user_id = n.user_id)
       INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
-      SELECT id, last_seq, type, payload::jsonb, updated_at FROM s
+      SELECT s.id, s.base + e.ord, e.type, e.payload::jsonb, s.updated_at FROM s JOIN e ON e.id = s.id
       RETURNING submission_id, seq, created_at""";
-
-  /**
-   * Several events of one submission, in order, in one statement: $1 id, $2 types, $3 payloads (JSON text),
-   * $4 how many, $5 the status after them (null: unchanged), $6 one is PROVISIONING, $7 the last ends it,
-   * $8 result, $9 error, $10 cancelled_by, $11 cancel_reason. Seqs follow on from last_seq.
-   */
-  static final String APPEND_GROUP = """
-      WITH ev AS (
-        SELECT e.type, e.payload, e.ord FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS e(type, payload, ord)),
-      s AS (
-        UPDATE submissions
-           SET last_seq = last_seq + $4,
-               status = COALESCE($5, status),
-               updated_at = clock_timestamp(),
-               started_at = CASE WHEN $6 AND started_at IS NULL THEN clock_timestamp() ELSE started_at END,
-               finished_at = CASE WHEN $7 THEN clock_timestamp() ELSE finished_at END,
-               result = COALESCE($8, result),
-               error = COALESCE($9, error),
-               cancelled_by = COALESCE($10, cancelled_by),
-               cancel_reason = COALESCE($11, cancel_reason)
-         WHERE id = $1 AND finished_at IS NULL
-        RETURNING id, last_seq - $4 AS base, updated_at, user_id),
-      freed AS (
-        UPDATE user_quota SET active = GREATEST(active - 1, 0) FROM s WHERE $7 AND user_quota.user_id = s.user_id)
-      INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
-      SELECT s.id, s.base + ev.ord, ev.type, ev.payload::jsonb, s.updated_at FROM s, ev
-      RETURNING seq, created_at""";
 
   static final String AFTER = """
       SELECT submission_id, seq, type, payload, created_at FROM submission_events

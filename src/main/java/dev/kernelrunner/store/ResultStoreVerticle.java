@@ -78,8 +78,8 @@ public class ResultStoreVerticle extends VerticleBase {
               .connectingTo(new PgConnectOptions(connect).addProperty("synchronous_commit", "off"))
               .using(vertx)
               .build();
-          progressEvents = new EventBatcher(progressPool, Math.max(2, poolSize / 2), 500);
-          finalEvents = new EventBatcher(pool, Math.max(1, poolSize / 2), 500);
+          progressEvents = new EventBatcher(progressPool, Math.max(2, poolSize / 2), 2000);
+          finalEvents = new EventBatcher(pool, Math.max(1, poolSize / 2), 2000);
           return Future.all(List.of(
               consume(Addresses.STORE_PING, body -> pool.query("SELECT 1").execute().map(rs -> new JsonObject())),
               consume(Addresses.STORE_SUBMISSION_CREATE, this::createSubmission),
@@ -226,56 +226,20 @@ public class ResultStoreVerticle extends VerticleBase {
   }
 
   private Future<JsonObject> appendEvent(JsonObject body) {
-    boolean progress = !body.getBoolean("terminal", false) && body.getValue("result") == null
-        && body.getValue("error") == null && body.getValue("cancelled_by") == null;
-    return (progress ? progressEvents : finalEvents).append(body);
+    JsonArray events = new JsonArray().add(body);
+    return batcher(events).append(parseId(body.getString("submission_id")), events)
+        .map(frames -> frames.getJsonObject(0));
   }
 
   /** Several events of one submission, in order, in one statement (the tracker groups what piled up). */
   private Future<JsonObject> appendGroup(JsonObject body) {
-    UUID id = parseId(body.getString("submission_id"));
     JsonArray events = body.getJsonArray("events");
-    int n = events.size();
-    String[] types = new String[n];
-    String[] payloads = new String[n];
-    String status = null;
-    boolean provisioning = false;
-    boolean terminal = false;
-    JsonObject result = null;
-    JsonObject error = null;
-    String cancelledBy = null;
-    String cancelReason = null;
-    for (int i = 0; i < n; i++) {
-      JsonObject event = events.getJsonObject(i);
-      EventType type = EventType.valueOf(event.getString("type"));
-      types[i] = type.name();
-      payloads[i] = event.getJsonObject("fields", new JsonObject()).encode();
-      status = type.changesStatus() ? type.name() : status;
-      provisioning |= type == EventType.PROVISIONING;
-      terminal |= event.getBoolean("terminal", false);
-      result = event.getJsonObject("result", result);
-      error = event.getJsonObject("error", error);
-      cancelledBy = event.getString("cancelled_by", cancelledBy);
-      cancelReason = event.getString("cancel_reason", cancelReason);
-    }
-    boolean progress = !terminal && result == null && error == null && cancelledBy == null;
-    Tuple args = Tuple.from(java.util.Arrays.asList(id, types, payloads, n, status, provisioning, terminal,
-        result, error, cancelledBy, cancelReason));
-    return (progress ? progressPool : pool).preparedQuery(EventSql.APPEND_GROUP).execute(args).compose(rows -> {
-      if (rows.size() == 0) {
-        return Future.failedFuture(new CodedException(Failures.CONFLICT, "submission " + id + " has finished"));
-      }
-      List<Row> stored = new ArrayList<>();
-      rows.forEach(stored::add);
-      stored.sort(java.util.Comparator.comparingInt(row -> row.getInteger("seq")));
-      JsonArray frames = new JsonArray();
-      for (int i = 0; i < n; i++) {
-        JsonObject event = events.getJsonObject(i);
-        frames.add(new EventFrame(id.toString(), stored.get(i).getInteger("seq"), EventType.valueOf(types[i]),
-            stored.get(i).getOffsetDateTime("created_at"), event.getJsonObject("fields", new JsonObject())).toJson());
-      }
-      return Future.succeededFuture(new JsonObject().put("frames", frames));
-    });
+    return batcher(events).append(parseId(body.getString("submission_id")), events)
+        .map(frames -> new JsonObject().put("frames", frames));
+  }
+
+  private EventBatcher batcher(JsonArray events) {
+    return EventBatcher.progressOnly(events) ? progressEvents : finalEvents;
   }
 
   private Future<JsonObject> append(Function<Tuple, Future<RowSet<Row>>> execute, JsonObject body) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.Metrics;
 import dev.kernelrunner.support.FakeDstack;
+import dev.kernelrunner.support.Ports;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.TestService;
 import dev.kernelrunner.support.TestService.Response;
@@ -13,8 +14,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.io.File;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -165,10 +164,7 @@ class ObservabilityTest {
   @Test
   void aRealPrometheusScrapesTheServiceAndAnswersForDomainMetrics() throws Exception {
     Path dir = Files.createTempDirectory("prometheus");
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
+    int port = Ports.free();
     Files.writeString(dir.resolve("prometheus.yml"), """
         global:
           scrape_interval: 1s
@@ -240,21 +236,11 @@ class ObservabilityTest {
   }
 
   private static String promtool() {
-    return installed("promtool");
+    return Ports.installed("promtool", "prometheus");
   }
 
   private static String prometheusBinary() {
-    return installed("prometheus");
-  }
-
-  /** Debian's prometheus package (.ci/run installs it); its absence is a clear failure, not a skip. */
-  private static String installed(String name) {
-    for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-      if (Files.isExecutable(Path.of(dir, name))) {
-        return Path.of(dir, name).toString();
-      }
-    }
-    throw new AssertionError(name + " is not installed: apt-get install -y prometheus");
+    return Ports.installed("prometheus", "prometheus");
   }
 
   private static int run(List<String> argv) throws Exception {

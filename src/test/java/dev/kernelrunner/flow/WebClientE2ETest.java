@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.support.FakeDstack;
+import dev.kernelrunner.support.Ports;
 import dev.kernelrunner.support.TestService;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,10 +30,10 @@ class WebClientE2ETest {
 
   @Test
   void theWebClientWorksInABrowser(Vertx vertx) throws Exception {
-    String node = installed("node", "nodejs");
-    String chromium = installed("chromium", "chromium");
+    String node = Ports.installed("node", "nodejs");
+    String chromium = Ports.installed("chromium", "chromium");
     if (!Files.isDirectory(E2E.resolve("node_modules/playwright-core"))) {
-      assertEquals(0, run(List.of(installed("npm", "npm"), "ci", "--no-audit", "--no-fund"), Map.of(), 300),
+      assertEquals(0, run(List.of(Ports.installed("npm", "npm"), "ci", "--no-audit", "--no-fund"), Map.of(), 300),
           "npm ci in src/test/e2e");
     }
     // MI300X through the fake dstack CLI (slow enough to watch its provisioning), beside the local type.
@@ -49,16 +49,6 @@ class WebClientE2ETest {
       assertEquals(0, code, "browser scenarios (output above)");
       assertTrue(Files.exists(shots.resolve("benchmarked.png")));
     }
-  }
-
-  /** A Debian package's binary (the README's apt line and .ci/run install them); absent is a clear failure. */
-  private static String installed(String name, String debianPackage) {
-    for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-      if (Files.isExecutable(Path.of(dir, name))) {
-        return Path.of(dir, name).toString();
-      }
-    }
-    throw new AssertionError(name + " is not installed: apt-get install -y " + debianPackage);
   }
 
   private static int run(List<String> argv, Map<String, String> env, int timeoutSeconds) throws Exception {

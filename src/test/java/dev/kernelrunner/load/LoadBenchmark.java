@@ -8,7 +8,6 @@ import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,10 +44,7 @@ public final class LoadBenchmark {
     work.toFile().setExecutable(true, false);
     EmbeddedPostgres postgres = EmbeddedPostgres.start(work.resolve("pg"));
     String databaseUrl = postgres.createDatabase("kr_load");
-    int port;
-    try (ServerSocket socket = new ServerSocket(0)) {
-      port = socket.getLocalPort();
-    }
+    int port = dev.kernelrunner.support.Ports.free();
     String agentCommand = agentCommand(work);
     List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx1g"));
@@ -240,8 +236,9 @@ public final class LoadBenchmark {
         String.format(Locale.ROOT, "p50 %.0f ms, p99 %.0f ms over %d", cancel.getDouble("p50_ms"),
             cancel.getDouble("p99_ms"), cancel.getInteger("cancels")), cancel.getDouble("p99_ms") <= 500
             && cancel.getInteger("not_cancelled") == 0);
-    row(t, "events lost or duplicated", "0", lost + " lost, " + duplicated + " duplicated",
-        lost == 0 && duplicated == 0);
+    long notEnded = latency.getLong("not_ended", 0L);
+    row(t, "events lost or duplicated", "0", lost + " lost, " + duplicated + " duplicated"
+        + (notEnded > 0 ? ", " + notEnded + " streams never ended" : ""), lost == 0 && duplicated == 0 && notEnded == 0);
     return t.toString();
   }
 

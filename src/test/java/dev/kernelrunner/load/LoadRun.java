@@ -123,7 +123,7 @@ public final class LoadRun implements AutoCloseable {
 
   /** One open SSE stream: its frames' sequence numbers, heartbeats, and whether it ended. */
   public static final class Stream {
-    final String submissionId;
+    volatile String submissionId;
     final List<Integer> seqs = Collections.synchronizedList(new ArrayList<>());
     final AtomicInteger heartbeats = new AtomicInteger();
     final List<Long> latenciesNs = Collections.synchronizedList(new ArrayList<>());
@@ -166,6 +166,9 @@ public final class LoadRun implements AutoCloseable {
         return;
       }
       JsonObject json = new JsonObject(data);
+      if (submissionId == null) {
+        submissionId = json.getString("submission_id");
+      }
       seqs.add(json.getInteger("seq"));
       Object sent = json.getValue("sent_ns");
       if (sent instanceof Number n) {
@@ -301,8 +304,16 @@ public final class LoadRun implements AutoCloseable {
     for (Future<Stream> f : opening) {
       streams.add(await(f));
     }
+    // One deadline for all: a stream that never ends is counted (and its submission looked at), not waited on.
+    long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+    int notEnded = 0;
     for (Stream st : streams) {
-      await(st.ended.future(), Duration.ofMinutes(5));
+      try {
+        await(st.ended.future(), Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+      } catch (java.util.concurrent.TimeoutException e) {
+        notEnded++;
+        System.out.println("stream of " + st.submissionId + " did not end; it saw seqs " + st.seqs);
+      }
     }
     double seconds = (System.nanoTime() - started) / 1e9;
     List<Long> all = new ArrayList<>();
@@ -327,7 +338,8 @@ public final class LoadRun implements AutoCloseable {
         .put("p50_ms", percentile(all, 50)).put("p99_ms", percentile(all, 99)).put("max_ms", percentile(all, 100))
         .put("to_stored_p50_ms", percentile(toStored, 50)).put("to_stored_p99_ms", percentile(toStored, 99))
         .put("to_client_p50_ms", percentile(toClient, 50)).put("to_client_p99_ms", percentile(toClient, 99))
-        .put("lost", lost).put("duplicated", duplicated).put("not_benchmarked", notBenchmarked));
+        .put("lost", lost).put("duplicated", duplicated).put("not_benchmarked", notBenchmarked)
+        .put("not_ended", notEnded));
   }
 
   /** Cancels each of {@code ids} ({@code concurrency} at a time): request -> 202 (process gone, CANCELLED stored). */

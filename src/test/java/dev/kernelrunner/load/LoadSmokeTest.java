@@ -34,6 +34,7 @@ class LoadSmokeTest {
       assertEquals(0, latency.getInteger("lost"), latency.encode());
       assertEquals(0, latency.getInteger("duplicated"), latency.encode());
       assertEquals(0, latency.getLong("not_benchmarked"), latency.encode());
+      assertEquals(0, latency.getInteger("not_ended"), latency.encode());
       assertEquals(20 * 20, latency.getInteger("events"), "every agent event reached its stream: " + latency.encode());
 
       List<String> waiting = new ArrayList<>();
