@@ -75,16 +75,25 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     // The service is going away: its agents go too (the next start re-queues their submissions).
-    // Runs that outlive the service (dstack) are only let go: the next start follows them again.
+    // Runs that outlive the service (dstack) are only let go: the next start follows them again. Local agents
+    // are stopped, and the service waits for them to be gone (TERM, then KILL after the grace period).
     stopping = true;
+    List<Future<String>> gone = new java.util.ArrayList<>();
     runs.values().forEach(run -> {
       if (run.handle != null && run.handle.survivesRestart()) {
         run.handle.detach();
       } else if (run.handle != null) {
         run.handle.kill();
+        gone.add(run.gone.future());
       }
     });
-    return Future.succeededFuture();
+    long waitMillis = config.agent().killGrace().toMillis() + 5000;
+    return Future.join(gone).timeout(waitMillis, java.util.concurrent.TimeUnit.MILLISECONDS)
+        .otherwise(error -> {
+          log.warn("{} agent(s) were still going {} ms after the service asked them to stop", gone.stream()
+              .filter(f -> !f.isComplete()).count(), waitMillis);
+          return null;
+        });
   }
 
   /** Accepts at once; how the start went arrives as progress (events, then an exit). */

@@ -101,7 +101,7 @@ public final class LoadBenchmark {
       List<String> waiting = new ArrayList<>();
       figures.add(run.holdStreams(streamSubmissions, streams, 2, Duration.ofSeconds(5), () -> heapAfterGc(pid), waiting));
       waitStreamsClosed(run);
-      figures.add(run.cancel(waiting, 10));
+      figures.add(run.cancel(waiting, Integer.getInteger("cancelConcurrency", 10)));
       waitIdle(run);
       // Acceptance as the issue defines it (validated, stored, IN_QUEUE sent) at a deadline: every GPU slot
       // is taken, so the new submissions wait in the queue rather than start.
