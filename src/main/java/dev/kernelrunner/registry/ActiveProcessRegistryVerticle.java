@@ -29,8 +29,9 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
 
   private final AppConfig config;
   private final MeterRegistry meters;
-  private final Map<String, JsonObject> processes = new HashMap<>();
-  private final Map<String, Integer> streams = new HashMap<>();
+  // Concurrent maps: the scrape reads their sizes from another thread; only this verticle changes them.
+  private final Map<String, JsonObject> processes = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Integer> streams = new java.util.concurrent.ConcurrentHashMap<>();
   private final Map<String, Long> graceTimers = new HashMap<>();
   private EventBus bus;
 

@@ -78,7 +78,11 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         consume(Addresses.TRACKER_CANCEL, this::cancel),
         consume(Addresses.TRACKER_QUEUES, this::queueState))))
         .compose(v -> reattach())
-        .onSuccess(v -> sweep());
+        .onSuccess(v -> {
+          sweep();
+          meters.refresh();
+          vertx.setPeriodic(1000, t -> meters.refresh());
+        });
   }
 
   /** Follows again the runs that went on while the service was down (their progress arrives from now on). */

@@ -29,6 +29,12 @@ final class TrackerMeters {
 
   private final MeterRegistry registry;
   private final Map<String, double[]> device = new HashMap<>();
+  /**
+   * Gauges are read by the scrape on another thread: they read these values, which {@link #refresh} computes
+   * on the tracker's own event loop from its state.
+   */
+  private final Map<String, Supplier<Number>> sources = new HashMap<>();
+  private final Map<String, Double> values = new java.util.concurrent.ConcurrentHashMap<>();
 
   TrackerMeters(MeterRegistry registry) {
     this.registry = registry;
@@ -38,24 +44,37 @@ final class TrackerMeters {
   void gauges(String gpuType, Map<EventType, Supplier<Number>> byStatus,
               Map<EventType, Supplier<Number>> oldestInStatus, Supplier<Number> queueLength,
               Supplier<Number> oldestQueuedSeconds, Supplier<Number> running, int capacity) {
-    byStatus.forEach((status, count) -> Gauge.builder("kernel_runner_submissions_current", count)
+    byStatus.forEach((status, count) -> Gauge.builder("kernel_runner_submissions_current",
+            snapshot("current/" + gpuType + "/" + status, count))
         .description("unfinished submissions by status").tag("gpu_type", gpuType).tag("status", status.name())
         .register(registry));
-    oldestInStatus.forEach((status, age) -> Gauge.builder("kernel_runner_submissions_oldest_in_status_seconds", age)
+    oldestInStatus.forEach((status, age) -> Gauge.builder("kernel_runner_submissions_oldest_in_status_seconds",
+            snapshot("oldest/" + gpuType + "/" + status, age))
         .description("the longest time an unfinished submission has been in its current status")
         .tag("gpu_type", gpuType).tag("status", status.name()).register(registry));
-    Gauge.builder("kernel_runner_queue_length", queueLength).description("submissions waiting for a GPU")
-        .tag("gpu_type", gpuType).register(registry);
-    Gauge.builder("kernel_runner_queue_oldest_age_seconds", oldestQueuedSeconds)
+    Gauge.builder("kernel_runner_queue_length", snapshot("queue/" + gpuType, queueLength))
+        .description("submissions waiting for a GPU").tag("gpu_type", gpuType).register(registry);
+    Gauge.builder("kernel_runner_queue_oldest_age_seconds", snapshot("queue_oldest/" + gpuType, oldestQueuedSeconds))
         .description("how long the oldest queued submission has waited").tag("gpu_type", gpuType)
         .register(registry);
-    Gauge.builder("kernel_runner_running", running).description("submissions holding a GPU slot")
-        .tag("gpu_type", gpuType).register(registry);
+    Gauge.builder("kernel_runner_running", snapshot("running/" + gpuType, running))
+        .description("submissions holding a GPU slot").tag("gpu_type", gpuType).register(registry);
     Gauge.builder("kernel_runner_capacity", () -> capacity).description("GPU slots (runs in flight at most)")
         .tag("gpu_type", gpuType).register(registry);
   }
 
   /** Accepted: validated, stored, IN_QUEUE sent ("_created" is a reserved suffix in OpenMetrics). */
+  private Supplier<Number> snapshot(String key, Supplier<Number> source) {
+    sources.put(key, source);
+    values.put(key, 0.0);
+    return () -> values.getOrDefault(key, 0.0);
+  }
+
+  /** Recomputes the gauges' values; call on the tracker's event loop. */
+  void refresh() {
+    sources.forEach((key, source) -> values.put(key, source.get().doubleValue()));
+  }
+
   void created(String gpuType) {
     counter("kernel_runner_submissions_accepted_total", "gpu_type", gpuType).increment();
   }
