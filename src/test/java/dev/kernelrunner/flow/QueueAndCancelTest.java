@@ -43,7 +43,12 @@ class QueueAndCancelTest {
 
   @Test
   void queuePositionsAreSentAndUpdated() throws Exception {
-    String first = service.submit(carol, "// agent: ok\n// delay: 0.3");
+    String first = service.submit(carol, "// agent: ok\n// delay: 1");
+    try (SseClient a = service.events(first, carol, Map.of())) {
+      // The others are created only once the first holds the slot: created together, the second
+      // could rightly see position 1 before the first was dispatched.
+      a.nextOf("PROVISIONING", WAIT);
+    }
     String second = service.submit(carol, "// agent: ok");
     String third = service.submit(carol, "// agent: ok");
     try (SseClient a = service.events(first, carol, Map.of());
