@@ -2,10 +2,14 @@ package dev.kernelrunner;
 
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.bus.LocalCodec;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.fleet.FleetManagerVerticle;
 import dev.kernelrunner.http.HttpVerticle;
+import dev.kernelrunner.model.EventAppend;
+import dev.kernelrunner.model.LiveFrame;
+import dev.kernelrunner.model.Progress;
 import dev.kernelrunner.registry.ActiveProcessRegistryVerticle;
 import dev.kernelrunner.store.ResultStoreVerticle;
 import dev.kernelrunner.supervisor.ProcessSupervisorVerticle;
@@ -52,6 +56,8 @@ public final class App {
       }
     });
     Logs.carrySubmissionIds(vertx.eventBus());
+    LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class, EventAppend.class,
+        EventAppend.Stored.class, LiveFrame.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
     List<Supplier<Deployable>> order = List.of(
         () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),

@@ -1,5 +1,6 @@
 package dev.kernelrunner;
 
+import dev.kernelrunner.bus.ForSubmission;
 import io.vertx.core.eventbus.DeliveryContext;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.json.JsonObject;
@@ -21,11 +22,10 @@ public final class Logs {
   }
 
   private static void tag(DeliveryContext<Object> context) {
-    if (context.body() instanceof JsonObject body && !context.message().headers().contains(HEADER)) {
-      Object id = body.getValue("submission_id");
-      if (id instanceof String value) {
-        context.message().headers().add(HEADER, value);
-      }
+    Object id = context.body() instanceof JsonObject body ? body.getValue("submission_id")
+        : context.body() instanceof ForSubmission about ? about.submissionId() : null;
+    if (id instanceof String value && !context.message().headers().contains(HEADER)) {
+      context.message().headers().add(HEADER, value);
     }
     context.next();
   }

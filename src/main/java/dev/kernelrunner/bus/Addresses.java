@@ -39,8 +39,8 @@ public final class Addresses {
   public static final String STORE_SUBMISSION_SET_RUN = "store.submission.set_run";
   public static final String STORE_SUBMISSION_SET_LOG_OFFSET = "store.submission.set_log_offset";
   public static final String STORE_SUBMISSION_REQUEUE = "store.submission.requeue";
-  public static final String STORE_EVENT_APPEND = "store.event.append";
-  public static final String STORE_EVENTS_APPEND_GROUP = "store.events.append_group";
+  /** Body {@link dev.kernelrunner.model.EventAppend}, reply {@link dev.kernelrunner.model.EventAppend.Stored}. */
+  public static final String STORE_EVENTS_APPEND = "store.events.append";
   public static final String STORE_EVENTS_AFTER = "store.events.after";
   public static final String STORE_TOKEN_CREATE = "store.token.create";
   public static final String STORE_TOKEN_LOOKUP = "store.token.lookup";

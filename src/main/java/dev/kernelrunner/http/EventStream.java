@@ -2,7 +2,9 @@ package dev.kernelrunner.http;
 
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.LiveFrame;
 import dev.kernelrunner.model.Mode;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.EventBus;
@@ -12,6 +14,7 @@ import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,8 +38,8 @@ final class EventStream {
   private final SseMeters meters;
   private int lastSeq;
   private boolean replaying = true;
-  private final List<JsonObject> pending = new ArrayList<>();
-  private MessageConsumer<JsonObject> consumer;
+  private final List<LiveFrame> pending = new ArrayList<>();
+  private MessageConsumer<LiveFrame> consumer;
   private long heartbeatTimer = -1;
   private boolean counted;
   private boolean closed;
@@ -86,9 +89,12 @@ final class EventStream {
         .onSuccess(reply -> {
           replaying = false;
           for (Object event : reply.getJsonArray("events")) {
-            write((JsonObject) event);
+            JsonObject frame = (JsonObject) event;
+            int seq = frame.getInteger("seq");
+            EventType type = EventType.valueOf(frame.getString("status"));
+            write(seq, type, () -> EventFrame.sse(seq, type, frame.encode()));
           }
-          pending.forEach(this::write);
+          pending.forEach(live -> write(live.seq(), live.type(), live::sse));
           pending.clear();
           if (finished && !closed) {
             end();
@@ -105,7 +111,7 @@ final class EventStream {
     });
   }
 
-  private void onLive(JsonObject frame) {
+  private void onLive(LiveFrame frame) {
     if (replaying) {
       pending.add(frame);
       return;
@@ -117,19 +123,18 @@ final class EventStream {
       close();
       return;
     }
-    write(frame);
+    write(frame.seq(), frame.type(), frame::sse);
   }
 
-  private void write(JsonObject frame) {
-    int seq = frame.getInteger("seq");
+  /** Writes the event unless it was already sent; {@code text} gives its SSE message, made only if it is sent. */
+  private void write(int seq, EventType type, Supplier<String> text) {
     if (closed || seq <= lastSeq) {
       return;
     }
     lastSeq = seq;
-    String type = frame.getString("status");
-    response.write("id: " + seq + "\nevent: " + type + "\ndata: " + frame.encode() + "\n\n");
+    response.write(text.get());
     meters.eventsSent.increment();
-    if (EventType.valueOf(type).isTerminal(mode)) {
+    if (type.isTerminal(mode)) {
       sawTerminal = true;
       end();
     }

@@ -5,15 +5,15 @@ import java.time.OffsetDateTime;
 
 /**
  * One stored event of a submission. On the wire (SSE data, bus) it is flat:
- * {@code {"submission_id", "seq", "status", "at", ...fields}}.
+ * {@code {"submission_id", "seq", "status", "at", ...fields}}; the frame's own keys win over fields of the same
+ * name.
  */
 public record EventFrame(String submissionId, int seq, EventType type, OffsetDateTime at, JsonObject fields) {
 
   public JsonObject toJson() {
-    JsonObject json = new JsonObject()
-        .put("submission_id", submissionId).put("seq", seq).put("status", type.name()).put("at", at.toString());
+    JsonObject json = new JsonObject();
     fields.forEach(e -> json.put(e.getKey(), e.getValue()));
-    return json;
+    return json.put("submission_id", submissionId).put("seq", seq).put("status", type.name()).put("at", at.toString());
   }
 
   public static EventFrame fromJson(JsonObject json) {
@@ -24,5 +24,10 @@ public record EventFrame(String submissionId, int seq, EventType type, OffsetDat
     fields.remove("at");
     return new EventFrame(json.getString("submission_id"), json.getInteger("seq"),
         EventType.valueOf(json.getString("status")), OffsetDateTime.parse(json.getString("at")), fields);
+  }
+
+  /** One SSE message: the event's id (its seq, for Last-Event-ID), its type, its JSON data. */
+  public static String sse(int seq, EventType type, String data) {
+    return "id: " + seq + "\nevent: " + type.name() + "\ndata: " + data + "\n\n";
   }
 }

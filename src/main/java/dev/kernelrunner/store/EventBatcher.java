@@ -4,16 +4,14 @@ import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.bus.Failures.CodedException;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.NewEvent;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -30,7 +28,7 @@ import java.util.UUID;
  * sends a submission's next unit only when the previous one is stored).
  */
 final class EventBatcher {
-  private record Pending(UUID id, JsonArray events, Promise<JsonArray> promise) {}
+  private record Pending(UUID id, List<NewEvent> events, Promise<List<EventFrame>> promise) {}
 
   private final Pool pool;
   private final int maxInFlight;
@@ -44,9 +42,9 @@ final class EventBatcher {
     this.maxEvents = maxEvents;
   }
 
-  /** Stores {@code events} (each {@code type, fields, terminal, result, error, cancelled_by, cancel_reason}) in order. */
-  Future<JsonArray> append(UUID id, JsonArray events) {
-    Promise<JsonArray> promise = Promise.promise();
+  /** Stores {@code events} of submission {@code id} in order; the frames come back in the same order. */
+  Future<List<EventFrame>> append(UUID id, List<NewEvent> events) {
+    Promise<List<EventFrame>> promise = Promise.promise();
     queue.add(new Pending(id, events, promise));
     flush();
     return promise.future();
@@ -85,34 +83,29 @@ final class EventBatcher {
     Integer[] ordinals = new Integer[eventCount];
     String[] types = new String[eventCount];
     String[] payloads = new String[eventCount];
-    try {
-      int e = 0;
-      for (int u = 0; u < units; u++) {
-        Pending pending = batch.get(u);
-        ids[u] = pending.id();
-        counts[u] = pending.events().size();
-        provisioning[u] = false;
-        terminal[u] = false;
-        for (int i = 0; i < pending.events().size(); i++) {
-          JsonObject event = pending.events().getJsonObject(i);
-          EventType type = EventType.valueOf(event.getString("type"));
-          statuses[u] = type.changesStatus() ? type.name() : statuses[u];
-          provisioning[u] |= type == EventType.PROVISIONING;
-          terminal[u] |= event.getBoolean("terminal", false);
-          results[u] = event.getJsonObject("result") != null ? event.getJsonObject("result").encode() : results[u];
-          errors[u] = event.getJsonObject("error") != null ? event.getJsonObject("error").encode() : errors[u];
-          cancelledBy[u] = event.getString("cancelled_by", cancelledBy[u]);
-          cancelReasons[u] = event.getString("cancel_reason", cancelReasons[u]);
-          eventIds[e] = pending.id();
-          ordinals[e] = i + 1;
-          types[e] = type.name();
-          payloads[e] = event.getJsonObject("fields", new JsonObject()).encode();
-          e++;
-        }
+    int e = 0;
+    for (int u = 0; u < units; u++) {
+      Pending pending = batch.get(u);
+      ids[u] = pending.id();
+      counts[u] = pending.events().size();
+      provisioning[u] = false;
+      terminal[u] = false;
+      int ordinal = 1;
+      for (NewEvent event : pending.events()) {
+        EventType type = event.type();
+        statuses[u] = type.changesStatus() ? type.name() : statuses[u];
+        provisioning[u] |= type == EventType.PROVISIONING;
+        terminal[u] |= event.terminal();
+        results[u] = event.result() != null ? event.result().encode() : results[u];
+        errors[u] = event.error() != null ? event.error().encode() : errors[u];
+        cancelledBy[u] = event.cancelledBy() != null ? event.cancelledBy() : cancelledBy[u];
+        cancelReasons[u] = event.cancelReason() != null ? event.cancelReason() : cancelReasons[u];
+        eventIds[e] = pending.id();
+        ordinals[e] = ordinal++;
+        types[e] = type.name();
+        payloads[e] = event.payload();
+        e++;
       }
-    } catch (IllegalArgumentException | ClassCastException e) {
-      batch.forEach(p -> p.promise().tryFail(e));
-      return;
     }
     inFlight++;
     pool.preparedQuery(EventSql.APPEND_BATCH)
@@ -123,41 +116,28 @@ final class EventBatcher {
           if (ar.failed()) {
             batch.forEach(p -> p.promise().tryFail(ar.cause()));
           } else {
-            Map<UUID, List<Row>> stored = new HashMap<>();
+            Map<UUID, Row> written = new HashMap<>();
             for (Row row : ar.result()) {
-              stored.computeIfAbsent(row.getUUID("submission_id"), k -> new ArrayList<>()).add(row);
+              written.put(row.getUUID(0), row);
             }
             for (Pending pending : batch) {
-              List<Row> rows = stored.get(pending.id());
-              if (rows == null) {
+              Row row = written.get(pending.id());
+              if (row == null) {
                 pending.promise().tryFail(new CodedException(Failures.CONFLICT,
                     "submission " + pending.id() + " has finished"));
                 continue;
               }
-              rows.sort(Comparator.comparingInt(row -> row.getInteger("seq")));
-              JsonArray frames = new JsonArray();
-              for (int i = 0; i < rows.size(); i++) {
-                JsonObject event = pending.events().getJsonObject(i);
-                frames.add(new EventFrame(pending.id().toString(), rows.get(i).getInteger("seq"),
-                    EventType.valueOf(event.getString("type")), rows.get(i).getOffsetDateTime("created_at"),
-                    event.getJsonObject("fields", new JsonObject())).toJson());
+              int base = row.getInteger(1);
+              var at = row.getOffsetDateTime(2);
+              String id = pending.id().toString();
+              List<EventFrame> frames = new ArrayList<>(pending.events().size());
+              for (NewEvent event : pending.events()) {
+                frames.add(new EventFrame(id, ++base, event.type(), at, event.fields()));
               }
               pending.promise().tryComplete(frames);
             }
           }
           flush();
         });
-  }
-
-  /** Whether these events can skip waiting for the WAL flush (none ends the submission or carries its outcome). */
-  static boolean progressOnly(JsonArray events) {
-    for (int i = 0; i < events.size(); i++) {
-      JsonObject event = events.getJsonObject(i);
-      if (event.getBoolean("terminal", false) || event.getValue("result") != null || event.getValue("error") != null
-          || event.getValue("cancelled_by") != null) {
-        return false;
-      }
-    }
-    return true;
   }
 }

@@ -41,7 +41,9 @@ final class EventSql {
    * The events of many submissions in one statement (one round trip, one commit): per submission ($1 ids) how
    * many events ($2), the status after them ($3, null: unchanged), whether one is PROVISIONING ($4), whether
    * the last ends it ($5), result, error (JSON text), cancelled_by, cancel_reason ($6-$9); then per event its
-   * submission ($10), position in its group from 1 ($11), type ($12) and payload (JSON text, $13).
+   * submission ($10), position in its group from 1 ($11), type ($12) and payload (JSON text, $13). Returns a
+   * row per submission written: its id, the seq before the group ({@code base}; the events get base + 1...)
+   * and their time. A submission that has finished is not written and not returned.
    */
   static final String APPEND_BATCH = """
       WITH g AS (
@@ -69,10 +71,11 @@ final class EventSql {
       freed AS (
         UPDATE user_quota SET active = GREATEST(active - n.finished, 0)
           FROM (SELECT user_id, count(*) AS finished FROM s WHERE terminal GROUP BY user_id) n
-         WHERE user_quota.user_id = n.user_id)
-      INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
-      SELECT s.id, s.base + e.ord, e.type, e.payload::jsonb, s.updated_at FROM s JOIN e ON e.id = s.id
-      RETURNING submission_id, seq, created_at""";
+         WHERE user_quota.user_id = n.user_id),
+      stored AS (
+        INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
+        SELECT s.id, s.base + e.ord, e.type, e.payload::jsonb, s.updated_at FROM s JOIN e ON e.id = s.id)
+      SELECT id, base, updated_at FROM s""";
 
   static final String AFTER = """
       SELECT submission_id, seq, type, payload, created_at FROM submission_events

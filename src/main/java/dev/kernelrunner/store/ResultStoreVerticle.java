@@ -3,8 +3,10 @@ package dev.kernelrunner.store;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.bus.Failures.CodedException;
+import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.NewEvent;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -92,8 +94,7 @@ public class ResultStoreVerticle extends VerticleBase {
                   .execute(Tuple.of(parseId(body.getString("submission_id")), body.getInteger("log_offset")))
                   .map(rows -> new JsonObject().put("updated", rows.rowCount()))),
               consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
-              consume(Addresses.STORE_EVENT_APPEND, this::appendEvent),
-              consume(Addresses.STORE_EVENTS_APPEND_GROUP, this::appendGroup),
+              vertx.eventBus().<EventAppend>consumer(Addresses.STORE_EVENTS_APPEND, this::appendEvents).completion(),
               consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
@@ -133,7 +134,10 @@ public class ResultStoreVerticle extends VerticleBase {
    * are our bugs (500).
    */
   private void fail(Message<JsonObject> message, Throwable error) {
-    String submission = message.body().getString("submission_id", message.body().getString("id", "-"));
+    fail(message, message.body().getString("submission_id", message.body().getString("id", "-")), error);
+  }
+
+  private void fail(Message<?> message, String submission, Throwable error) {
     if (error instanceof CodedException) {
       Failures.fail(message, error, log);
     } else if ((error instanceof PgException pg && !unavailable(pg.getSqlState()))
@@ -225,21 +229,20 @@ public class ResultStoreVerticle extends VerticleBase {
         .compose(v -> append(conn.preparedQuery(EventSql.APPEND)::execute, body)));
   }
 
-  private Future<JsonObject> appendEvent(JsonObject body) {
-    JsonArray events = new JsonArray().add(body);
-    return batcher(events).append(parseId(body.getString("submission_id")), events)
-        .map(frames -> frames.getJsonObject(0));
-  }
-
-  /** Several events of one submission, in order, in one statement (the tracker groups what piled up). */
-  private Future<JsonObject> appendGroup(JsonObject body) {
-    JsonArray events = body.getJsonArray("events");
-    return batcher(events).append(parseId(body.getString("submission_id")), events)
-        .map(frames -> new JsonObject().put("frames", frames));
-  }
-
-  private EventBatcher batcher(JsonArray events) {
-    return EventBatcher.progressOnly(events) ? progressEvents : finalEvents;
+  /** A submission's events, in order, written with whatever else waits (see {@link EventBatcher}). */
+  private void appendEvents(Message<EventAppend> message) {
+    EventAppend append = message.body();
+    UUID id;
+    try {
+      id = parseId(append.submissionId());
+    } catch (RuntimeException e) {
+      message.fail(Failures.BAD_REQUEST, e.getMessage());
+      return;
+    }
+    boolean progressOnly = append.events().stream().allMatch(NewEvent::progressOnly);
+    (progressOnly ? progressEvents : finalEvents).append(id, append.events())
+        .onSuccess(frames -> message.reply(new EventAppend.Stored(frames)))
+        .onFailure(error -> fail(message, append.submissionId(), error));
   }
 
   private Future<JsonObject> append(Function<Tuple, Future<RowSet<Row>>> execute, JsonObject body) {

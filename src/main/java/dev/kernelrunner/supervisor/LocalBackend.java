@@ -8,9 +8,6 @@ import io.vertx.core.json.JsonObject;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -120,10 +117,10 @@ public final class LocalBackend implements Backend {
 
     private Thread reader(String name, InputStream stream, boolean events) {
       Thread thread = new Thread(() -> {
-        StringBuilder buffer = new StringBuilder();
-        try (Reader in = new InputStreamReader(stream, StandardCharsets.UTF_8)) {
+        try (stream) {
+          AgentOutput.LineReader in = new AgentOutput.LineReader(stream);
           String line;
-          while ((line = AgentOutput.readLine(in, buffer)) != null) {
+          while ((line = in.readLine()) != null) {
             if (events && line.startsWith(AgentOutput.PREFIX)) {
               var event = AgentOutput.parse(line);
               if (event.isPresent()) {

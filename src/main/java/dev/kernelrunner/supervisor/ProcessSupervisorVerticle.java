@@ -229,7 +229,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         if (type != EventType.PROVISIONING) {
           armTimeLimit(run);
         }
-        run.lastEvent = Bus.request(bus, Addresses.SUBMISSIONS_PROGRESS, new Progress.Event(run.id, type, fields).toJson())
+        // Encoded here, on the supervisor's thread, so that the tracker and the store do not have to.
+        Progress.Event event = new Progress.Event(run.id, type, fields, fields.encode());
+        run.lastEvent = bus.request(Addresses.SUBMISSIONS_PROGRESS, event)
             .onFailure(error -> log.error("progress {} for {} was not taken: {}", type, run.id, error.toString()));
       }
 
@@ -284,8 +286,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     }
     Progress.Exit exit = new Progress.Exit(run.id, exitCode, run.killRequested, run.timedOut, run.terminalSeen,
         startError, logTail, failure, failureFields);
-    Bus.request(bus, Addresses.SUBMISSIONS_PROGRESS, exit.toJson())
-        .onSuccess(reply -> run.gone.complete(reply.getString("status")))
+    bus.<String>request(Addresses.SUBMISSIONS_PROGRESS, exit)
+        .onSuccess(reply -> run.gone.complete(reply.body()))
         .onFailure(error -> {
           if (stopping) {
             log.info("submission {} stopped with the service; it is re-queued at the next start", run.id);

@@ -5,8 +5,12 @@ import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.model.EventAppend;
+import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.LiveFrame;
 import dev.kernelrunner.model.Mode;
+import dev.kernelrunner.model.NewEvent;
 import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Progress;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -74,7 +78,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     });
     return reconcile().compose(v -> Future.all(List.of(
         consume(Addresses.SUBMISSIONS_CREATE, this::create),
-        consume(Addresses.SUBMISSIONS_PROGRESS, this::progress),
+        bus.<Progress>consumer(Addresses.SUBMISSIONS_PROGRESS, this::progress).completion(),
         consume(Addresses.TRACKER_CANCEL, this::cancel),
         consume(Addresses.TRACKER_QUEUES, this::queueState))))
         .compose(v -> reattach())
@@ -143,7 +147,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       tracked.lastPosition = position;
       active.put(id, tracked);
       queue.add(tracked);
-      bus.publish(Addresses.events(id), frame);
+      EventFrame first = EventFrame.fromJson(frame);
+      bus.publish(Addresses.events(id), new LiveFrame(first, first.fields().encode()));
       meters.created(request.gpuType());
       log.atInfo().addKeyValue("submission_id", id).addKeyValue("status", EventType.IN_QUEUE.name())
           .log("submission {} created: {} for {}, queue position {}", id, request.problem(), request.gpuType(),
@@ -193,26 +198,31 @@ public class SubmissionTrackerVerticle extends VerticleBase {
 
   // ---- progress from backends
 
-  private void progress(Message<JsonObject> message) {
-    Progress progress = Progress.fromJson(message.body());
-    if (progress instanceof Progress.Exit exit) {
-      onExit(exit).onComplete(status -> message.reply(new JsonObject().put("status", status.result())));
-      return;
+  /** Replies to an event with whether it was stored, to an exit with the submission's final status. */
+  private void progress(Message<Progress> message) {
+    try {
+      if (message.body() instanceof Progress.Exit exit) {
+        onExit(exit).onComplete(status -> message.reply(status.result()));
+        return;
+      }
+      Progress.Event event = (Progress.Event) message.body();
+      Tracked tracked = active.get(event.submissionId());
+      if (tracked == null) {
+        log.warn("dropped {} for {}: not running", event.type(), event.submissionId());
+        message.reply(Boolean.FALSE);
+        return;
+      }
+      if (!event.type().fromAgent() || !tracked.status.accepts(event.type(), tracked.mode)) {
+        log.warn("dropped illegal transition {} -> {} for {}", tracked.status, event.type(), tracked.id);
+        message.reply(Boolean.FALSE);
+        return;
+      }
+      accept(tracked, event.type(), event.fields(), event.payload(), null)
+          .onComplete(ar -> message.reply(ar.succeeded()));
+    } catch (RuntimeException e) {
+      log.error("progress failed for {}", message.body().submissionId(), e);
+      message.fail(Failures.INTERNAL, e.toString());
     }
-    Progress.Event event = (Progress.Event) progress;
-    Tracked tracked = active.get(event.submissionId());
-    if (tracked == null) {
-      log.warn("dropped {} for {}: not running", event.type(), event.submissionId());
-      message.reply(new JsonObject().put("accepted", false));
-      return;
-    }
-    if (!event.type().fromAgent() || !tracked.status.accepts(event.type(), tracked.mode)) {
-      log.warn("dropped illegal transition {} -> {} for {}", tracked.status, event.type(), tracked.id);
-      message.reply(new JsonObject().put("accepted", false));
-      return;
-    }
-    accept(tracked, event.type(), event.fields(), null)
-        .onComplete(ar -> message.reply(new JsonObject().put("accepted", ar.succeeded())));
   }
 
   /** The process is gone: record how it ended (unless the agent already did), free the slot, start the next. */
@@ -308,7 +318,13 @@ public class SubmissionTrackerVerticle extends VerticleBase {
    * Moves the submission to {@code type} now (so later checks see it) and stores then publishes the event
    * after every earlier event of the same submission. {@code storeAddress} null means a plain append.
    */
-  private Future<JsonObject> accept(Tracked tracked, EventType type, JsonObject fields, String storeAddress) {
+  private Future<EventFrame> accept(Tracked tracked, EventType type, JsonObject fields, String storeAddress) {
+    return accept(tracked, type, fields, fields.encode(), storeAddress);
+  }
+
+  /** As above, with the fields already encoded ({@code payload}). */
+  private Future<EventFrame> accept(Tracked tracked, EventType type, JsonObject fields, String payload,
+                                   String storeAddress) {
     if (tracked.terminal) {
       log.warn("dropped {} for {}: already {}", type, tracked.id, tracked.status);
       return Future.failedFuture("finished");
@@ -320,29 +336,25 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     }
     boolean terminal = type.isTerminal(tracked.mode);
     tracked.terminal = terminal;
-    JsonObject append = new JsonObject().put("submission_id", tracked.id).put("type", type.name())
-        .put("fields", fields).put("terminal", terminal);
-    if (type == EventType.BENCHMARKED || type == EventType.CHECKED) {
-      append.put("result", fields);
-    }
-    if (type.isError()) {
-      append.put("error", new JsonObject().put("type", type.name()).put("message", fields.getValue("message"))
-          .put("details", fields.getValue("details")));
-    }
-    if (type == EventType.CANCELLED) {
-      append.put("cancelled_by", tracked.cancelledBy).put("cancel_reason", tracked.cancelReason);
-    }
-    Future<JsonObject> stored;
+    JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED ? fields : null;
+    JsonObject errorRow = !type.isError() ? null : new JsonObject().put("type", type.name())
+        .put("message", fields.getValue("message")).put("details", fields.getValue("details"));
+    boolean cancelled = type == EventType.CANCELLED;
+    NewEvent event = new NewEvent(type, fields, payload, terminal, result, errorRow,
+        cancelled ? tracked.cancelledBy : null, cancelled ? tracked.cancelReason : null);
+    Future<EventFrame> stored;
     if (storeAddress != null) {
-      stored = tracked.chain.transform(ignored -> Bus.request(bus, storeAddress, append));
+      JsonObject append = new JsonObject().put("submission_id", tracked.id).put("type", type.name())
+          .put("fields", fields).put("terminal", terminal);
+      stored = tracked.chain.transform(ignored -> Bus.request(bus, storeAddress, append)).map(EventFrame::fromJson);
       tracked.requeued = stored.mapEmpty();
     } else {
-      Promise<JsonObject> promise = Promise.promise();
-      tracked.unwritten.add(new Unwritten(append, promise));
+      Promise<EventFrame> promise = Promise.promise();
+      tracked.unwritten.add(new Unwritten(event, promise));
       writeEvents(tracked);
       stored = promise.future();
     }
-    stored = stored.onSuccess(frame -> bus.publish(Addresses.events(tracked.id), frame))
+    stored = stored.onSuccess(frame -> bus.publish(Addresses.events(tracked.id), new LiveFrame(frame, payload)))
         .onFailure(error -> log.error("could not store {} for {}: {}", type, tracked.id, error.toString()));
     tracked.chain = stored.mapEmpty();
     if (type.changesStatus()) {
@@ -376,18 +388,9 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     List<Unwritten> group = new ArrayList<>(tracked.unwritten);
     tracked.unwritten.clear();
     tracked.writing = true;
-    Future<List<JsonObject>> frames;
-    Future<?> previous = tracked.chainBeforeGroup();
-    if (group.size() == 1) {
-      frames = previous.transform(v -> Bus.request(bus, Addresses.STORE_EVENT_APPEND, group.get(0).append()))
-          .map(List::of);
-    } else {
-      io.vertx.core.json.JsonArray events = new io.vertx.core.json.JsonArray();
-      group.forEach(u -> events.add(u.append()));
-      frames = previous.transform(v -> Bus.request(bus, Addresses.STORE_EVENTS_APPEND_GROUP,
-              new JsonObject().put("submission_id", tracked.id).put("events", events)))
-          .map(reply -> reply.getJsonArray("frames").stream().map(JsonObject.class::cast).toList());
-    }
+    EventAppend append = new EventAppend(tracked.id, group.stream().map(Unwritten::event).toList());
+    Future<List<EventFrame>> frames = tracked.chainBeforeGroup().transform(v ->
+        bus.<EventAppend.Stored>request(Addresses.STORE_EVENTS_APPEND, append).map(reply -> reply.body().frames()));
     frames.onComplete(ar -> {
       for (int i = 0; i < group.size(); i++) {
         if (ar.succeeded()) {
@@ -482,7 +485,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   }
 
   /** An event waiting to be written, and who waits for its stored frame. */
-  private record Unwritten(JsonObject append, Promise<JsonObject> promise) {}
+  private record Unwritten(NewEvent event, Promise<EventFrame> promise) {}
 
   /** One submission this service is responsible for, from creation until its process is gone. */
   private static final class Tracked {

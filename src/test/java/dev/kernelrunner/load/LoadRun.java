@@ -130,6 +130,8 @@ public final class LoadRun implements AutoCloseable {
     /** Agent line -> stored (the event's "at"), and stored -> received: where the latency goes. */
     final List<Long> toStoredNs = Collections.synchronizedList(new ArrayList<>());
     final List<Long> toClientNs = Collections.synchronizedList(new ArrayList<>());
+    /** When each latency's event was printed (the agent's clock, ns since the epoch). */
+    final List<Long> sentNs = Collections.synchronizedList(new ArrayList<>());
     final Promise<Void> ended = Promise.promise();
     final Promise<Void> opened = Promise.promise();
     volatile String terminal;
@@ -150,9 +152,15 @@ public final class LoadRun implements AutoCloseable {
       }
     }
 
+    /**
+     * Reads what the figures need from the frame's lines without building a JSON object (the generator shares
+     * the machine with the service; its own CPU is kept small): the seq from the {@code id:} line, the agent's
+     * {@code sent_ns} and the stored {@code at} from the data.
+     */
     private void frame(String block) {
       String event = null;
       String data = null;
+      String id = null;
       for (String line : block.split("\n")) {
         if (line.startsWith(":")) {
           heartbeats.incrementAndGet();
@@ -160,30 +168,53 @@ public final class LoadRun implements AutoCloseable {
           event = line.substring(7);
         } else if (line.startsWith("data: ")) {
           data = line.substring(6);
+        } else if (line.startsWith("id: ")) {
+          id = line.substring(4);
         }
       }
       if (data == null) {
         return;
       }
-      JsonObject json = new JsonObject(data);
       if (submissionId == null) {
-        submissionId = json.getString("submission_id");
+        submissionId = new JsonObject(data).getString("submission_id");
       }
-      seqs.add(json.getInteger("seq"));
-      Object sent = json.getValue("sent_ns");
-      if (sent instanceof Number n) {
+      seqs.add(id != null ? Integer.parseInt(id.trim()) : new JsonObject(data).getInteger("seq"));
+      String sent = value(data, "sent_ns");
+      if (sent != null) {
         Instant now = Instant.now();
         long received = now.getEpochSecond() * 1_000_000_000L + now.getNano();
-        latenciesNs.add(received - n.longValue());
-        Instant at = Instant.parse(json.getString("at"));
+        long sentNanos = Long.parseLong(sent);
+        latenciesNs.add(received - sentNanos);
+        sentNs.add(sentNanos);
+        Instant at = Instant.parse(value(data, "at"));
         long stored = at.getEpochSecond() * 1_000_000_000L + at.getNano();
-        toStoredNs.add(stored - n.longValue());
+        toStoredNs.add(stored - sentNanos);
         toClientNs.add(received - stored);
       }
       if (event != null && List.of("BENCHMARKED", "COMPILE_ERROR", "WRONG_ANSWER", "RUNTIME_ERROR",
           "TIME_LIMIT_EXCEEDED", "ERROR", "CANCELLED").contains(event)) {
         terminal = event;
       }
+    }
+
+    /** The last top-level-looking {@code "key": value} in {@code json} (a number or a plain string), or null. */
+    static String value(String json, String key) {
+      int at = json.lastIndexOf("\"" + key + "\"");
+      if (at < 0) {
+        return null;
+      }
+      int i = json.indexOf(':', at + key.length() + 2) + 1;
+      while (json.charAt(i) == ' ') {
+        i++;
+      }
+      if (json.charAt(i) == '"') {
+        return json.substring(i + 1, json.indexOf('"', i + 1));
+      }
+      int end = i;
+      while (end < json.length() && (Character.isDigit(json.charAt(end)) || json.charAt(end) == '-')) {
+        end++;
+      }
+      return json.substring(i, end);
     }
 
     /** Sequence numbers missing between the first and the last one seen, and ones seen twice. */
@@ -333,6 +364,7 @@ public final class LoadRun implements AutoCloseable {
         notBenchmarked++;
       }
     }
+    printTimeline(streams);
     return new Figures("latency", new JsonObject().put("submissions", submissions).put("events", all.size())
         .put("seconds", seconds).put("events_per_second", all.size() / seconds)
         .put("p50_ms", percentile(all, 50)).put("p99_ms", percentile(all, 99)).put("max_ms", percentile(all, 100))
@@ -340,6 +372,29 @@ public final class LoadRun implements AutoCloseable {
         .put("to_client_p50_ms", percentile(toClient, 50)).put("to_client_p99_ms", percentile(toClient, 99))
         .put("lost", lost).put("duplicated", duplicated).put("not_benchmarked", notBenchmarked)
         .put("not_ended", notEnded));
+  }
+
+  /** Latency by half second of the phase (when the agent printed): shows whether it grows with the load. */
+  private static void printTimeline(List<Stream> streams) {
+    java.util.TreeMap<Long, List<Long>> buckets = new java.util.TreeMap<>();
+    long first = Long.MAX_VALUE;
+    for (Stream st : streams) {
+      synchronized (st.sentNs) {
+        for (long sent : st.sentNs) {
+          first = Math.min(first, sent);
+        }
+      }
+    }
+    for (Stream st : streams) {
+      for (int i = 0; i < st.sentNs.size(); i++) {
+        long bucket = (st.sentNs.get(i) - first) / 500_000_000L;
+        buckets.computeIfAbsent(bucket, k -> new ArrayList<>()).add(st.latenciesNs.get(i));
+      }
+    }
+    StringBuilder line = new StringBuilder("latency timeline (t s: events, p50 ms, p99 ms):");
+    buckets.forEach((bucket, values) -> line.append(String.format(java.util.Locale.ROOT, " [%.1f: %d, %.1f, %.1f]",
+        bucket / 2.0, values.size(), percentile(values, 50), percentile(values, 99))));
+    System.out.println(line);
   }
 
   /** Cancels each of {@code ids} ({@code concurrency} at a time): request -> 202 (process gone, CANCELLED stored). */

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.model.EventType;
-import java.io.StringReader;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -27,13 +29,33 @@ class AgentOutputTest {
 
   @Test
   void longLinesAreCutAndCrlfTrimmed() throws Exception {
-    String huge = "a".repeat(AgentOutput.MAX_LINE_CHARS + 10);
-    StringReader in = new StringReader(huge + "\nsecond\r\nlast");
-    StringBuilder buffer = new StringBuilder();
-    assertEquals(AgentOutput.MAX_LINE_CHARS, AgentOutput.readLine(in, buffer).length());
-    assertEquals("second", AgentOutput.readLine(in, buffer));
-    assertEquals("last", AgentOutput.readLine(in, buffer));
-    assertNull(AgentOutput.readLine(in, buffer));
+    String huge = "a".repeat(AgentOutput.MAX_LINE_BYTES + 10);
+    AgentOutput.LineReader in = reader(huge + "\nsecond\r\nlast");
+    assertEquals(AgentOutput.MAX_LINE_BYTES, in.readLine().length());
+    assertEquals("second", in.readLine());
+    assertEquals("last", in.readLine());
+    assertNull(in.readLine());
+  }
+
+  @Test
+  void linesSplitAcrossReadsAndMultiByteCharactersArriveWhole() throws Exception {
+    // A stream that hands out 3 bytes at a time, so lines and characters straddle reads.
+    byte[] bytes = "é\u00e9 ünïcode line\n\nJSON_EVENT:{\"type\": \"COMPILING\"}\n".getBytes(StandardCharsets.UTF_8);
+    InputStream trickle = new ByteArrayInputStream(bytes) {
+      @Override
+      public synchronized int read(byte[] b, int off, int len) {
+        return super.read(b, off, Math.min(len, 3));
+      }
+    };
+    AgentOutput.LineReader in = new AgentOutput.LineReader(trickle);
+    assertEquals("éé ünïcode line", in.readLine());
+    assertEquals("", in.readLine());
+    assertEquals(EventType.COMPILING, AgentOutput.parse(in.readLine()).orElseThrow().type());
+    assertNull(in.readLine());
+  }
+
+  private static AgentOutput.LineReader reader(String text) {
+    return new AgentOutput.LineReader(new ByteArrayInputStream(text.getBytes(StandardCharsets.UTF_8)));
   }
 
   @Test
