@@ -51,7 +51,7 @@ public final class Main {
       databaseUrl = embedded.url();
     }
     var meters = Metrics.registry();
-    Vertx vertx = Metrics.vertx(meters);
+    Vertx vertx = Metrics.vertx(meters, config.runtime().eventLoops());
     EmbeddedPostgres database = embedded;
     App app;
     try {

@@ -22,13 +22,19 @@ public final class Metrics {
   }
 
   public static Vertx vertx(PrometheusMeterRegistry registry) {
+    return vertx(registry, VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE);
+  }
+
+  /** As above, with {@code eventLoops} event-loop threads (see {@link dev.kernelrunner.config.AppConfig.Runtime}). */
+  public static Vertx vertx(PrometheusMeterRegistry registry, int eventLoops) {
     MicrometerMetricsOptions metrics = new MicrometerMetricsOptions()
         .setEnabled(true)
         .setJvmMetricsEnabled(true)
         .setLabels(EnumSet.of(Label.HTTP_ROUTE, Label.HTTP_METHOD, Label.HTTP_CODE, Label.POOL_TYPE,
             Label.POOL_NAME, Label.EB_SIDE, Label.EB_FAILURE, Label.NAMESPACE));
     return Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(metrics))
+        .with(new VertxOptions().setMetricsOptions(metrics)
+            .setEventLoopPoolSize(eventLoops))
         .withMetrics(new MicrometerMetricsFactory(registry))
         .build();
   }

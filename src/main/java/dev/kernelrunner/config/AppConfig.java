@@ -7,7 +7,15 @@ import java.util.List;
 import java.util.Map;
 
 /** Every setting of the service, read once at start-up (see {@link ConfigLoader}). */
-public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Amd amd, Dstack dstack) {
+public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Amd amd, Dstack dstack,
+                        Runtime runtime) {
+
+  /**
+   * {@code eventLoops}: Vert.x event-loop threads. Every verticle is one instance on one loop; on the 2-core
+   * load benchmark one loop for all of them gave half the event latency of four, because an event crossed
+   * loops (a thread wake-up each time) between the supervisor, tracker, store and HTTP verticles.
+   */
+  public record Runtime(int eventLoops) {}
 
   /** {@code metricsToken} null: {@code /metrics} is open (for scrapers on a private network). */
   public record Http(String host, int port, String adminToken, int maxCodeBytes, int maxActivePerUser,

@@ -53,6 +53,7 @@ public final class ConfigLoader {
       new Override("AMD_FLEET_IDLE_DURATION", "amd", "fleet_idle_duration"),
       new Override("AMD_SPOT_POLICY", "amd", "spot_policy"),
       new Override("AMD_FLEET_DRY_RUN", "amd", "fleet_dry_run"),
+      new Override("EVENT_LOOPS", "runtime", "event_loops"),
       new Override("DSTACK_COMMAND", "dstack", "command"),
       new Override("DSTACK_CLI_TIMEOUT_SECONDS", "dstack", "cli_timeout_seconds"),
       new Override("DSTACK_POLL_INTERVAL_MS", "dstack", "poll_interval_ms"),
@@ -193,7 +194,11 @@ public final class ConfigLoader {
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
-    return new AppConfig(http, database, sse, agent, local, amd, dstack);
+    // 0: one loop per two cores (what the load benchmark measured best on two), at least one.
+    int eventLoops = integer("runtime", "event_loops", 0, 1024);
+    AppConfig.Runtime runtime = new AppConfig.Runtime(eventLoops > 0 ? eventLoops
+        : Math.max(1, java.lang.Runtime.getRuntime().availableProcessors() / 2));
+    return new AppConfig(http, database, sse, agent, local, amd, dstack, runtime);
   }
 
   /** Splits a command line into argv: whitespace separates, single or double quotes group. No shell. */

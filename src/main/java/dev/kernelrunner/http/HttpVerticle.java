@@ -34,6 +34,7 @@ import org.slf4j.LoggerFactory;
 public class HttpVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(HttpVerticle.class);
   private static final String PRINCIPAL = "principal";
+  private final TokenCache tokens = new TokenCache(System::nanoTime);
   private static final Pattern USER_ID = Pattern.compile("[A-Za-z0-9_.@-]{1,128}");
   private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
 
@@ -190,8 +191,17 @@ public class HttpVerticle extends VerticleBase {
       ctx.next();
       return;
     }
+    Principal known = tokens.get(token);
+    if (known != null) {
+      ctx.put(PRINCIPAL, known);
+      ctx.next();
+      return;
+    }
+    String presented = token;
     Bus.request(bus, Addresses.STORE_TOKEN_LOOKUP, new JsonObject().put("token", token)).onSuccess(user -> {
-      ctx.put(PRINCIPAL, new Principal(user.getString("user_id"), "admin".equals(user.getString("role"))));
+      Principal principal = new Principal(user.getString("user_id"), "admin".equals(user.getString("role")));
+      tokens.put(presented, principal);
+      ctx.put(PRINCIPAL, principal);
       ctx.next();
     }).onFailure(error -> {
       if (dev.kernelrunner.bus.Failures.code(error) == 404) {

@@ -102,6 +102,11 @@ public final class LoadBenchmark {
       figures.add(run.latency(latencySubmissions, Duration.ofMillis(5),
           "// load: events=" + events + " interval_ms=" + intervalMs, events + 2));
       waitIdle(run);
+      if (Boolean.getBoolean("latencyOnly")) {
+        // For tuning the event path: the other phases are skipped and nothing is written.
+        figures.forEach(f -> System.out.println(f.phase() + ": " + f.values().encode()));
+        return;
+      }
       List<String> waiting = new ArrayList<>();
       figures.add(run.holdStreams(streamSubmissions, streams, 2, Duration.ofSeconds(5), () -> heapAfterGc(pid), waiting));
       waitStreamsClosed(run);
