@@ -1,12 +1,22 @@
 """``python3 -m remote_agent --payload FILE``"""
 import argparse
+import os
 import sys
 
 from remote_agent.agent import Agent
 from remote_agent.events import Emitter
 
 
+def own_session():
+    """Leads a process group of its own, so the service can stop everything it started with one signal."""
+    try:
+        os.setsid()
+    except OSError:
+        pass  # already a session leader (started by setsid)
+
+
 def main(argv=None):
+    own_session()
     emitter = Emitter(sys.stdout)
     parser = argparse.ArgumentParser(prog="remote_agent")
     parser.add_argument("--payload", required=True, help="the submission's payload JSON file")

@@ -27,6 +27,10 @@ def directive(code, name, default):
 
 
 def main():
+    try:
+        os.setsid()  # as the real agent does: its process group is what the service stops
+    except OSError:
+        pass
     args = sys.argv[1:]
     payload_path = args[args.index("--payload") + 1]
     with open(payload_path, "rb") as f:
@@ -45,6 +49,12 @@ def main():
             for line in f:
                 sys.stdout.write("JSON_EVENT:" + line.strip() + "\n")
                 sys.stdout.flush()
+        return
+    if behaviour == "orphan":
+        # A grandchild whose parent has already exited: re-parented, but still in the agent's group.
+        out = subprocess.run(["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True)
+        emit("COMPILING", orphan_pid=int(out.stdout.strip()), agent_pid=os.getpid())
+        time.sleep(300)
         return
     delay = float(directive(code, "delay", "0.01"))
     print("fake agent starting " + behaviour, file=sys.stderr, flush=True)

@@ -26,6 +26,7 @@ static int directive(const char *text, const char *name, int fallback) {
 }
 
 int main(int argc, char **argv) {
+  setsid(); /* the agent leads its own process group: the service stops it with one signal */
   const char *path = NULL;
   for (int i = 1; i + 1 < argc; i++) {
     if (strcmp(argv[i], "--payload") == 0) {

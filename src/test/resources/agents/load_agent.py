@@ -7,6 +7,7 @@ Every event carries "sent_ns" (time.time_ns() when printed), so a client on this
 latency from the agent's line to its own receipt.
 """
 import json
+import os
 import re
 import sys
 import time
@@ -20,6 +21,10 @@ def emit(event_type, **fields):
 
 
 def main():
+    try:
+        os.setsid()  # the agent leads its own process group (see ProcessTree)
+    except OSError:
+        pass
     args = sys.argv[1:]
     with open(args[args.index("--payload") + 1], "rb") as f:
         payload = json.loads(f.read().decode("utf-8"))

@@ -1,20 +1,18 @@
 package dev.kernelrunner.supervisor;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Signals a whole process tree. Agents start in a session of their own ({@code setsid}), so their process
- * group holds every descendant, including those re-parented after their parent died. Blocking.
+ * Signals a whole process tree. Agents start a session of their own (their first act: {@code setsid()}), so
+ * their process group holds every descendant, including those re-parented after their parent died
+ * ({@link GroupSignals} signals the group). An agent that does not is still stopped with its descendants,
+ * found by walking the tree, but not with orphans of it; the service warns once when it meets one. Other
+ * commands the service runs get a session from {@link #sessionLeaderPrefix()}. Blocking.
  */
 final class ProcessTree {
-  private static final Logger log = LoggerFactory.getLogger(ProcessTree.class);
   private static final Path SETSID = Path.of("/usr/bin/setsid");
 
   private ProcessTree() {}
@@ -22,6 +20,29 @@ final class ProcessTree {
   /** The argv prefix that starts a command as the leader of a new session (and so of a process group). */
   static List<String> sessionLeaderPrefix() {
     return Files.isExecutable(SETSID) ? List.of(SETSID.toString()) : List.of();
+  }
+
+  private static final java.util.concurrent.atomic.AtomicBoolean WARNED = new java.util.concurrent.atomic.AtomicBoolean();
+
+  /** Warns (once per service) when agent {@code pid} does not lead its own process group. */
+  static void warnUnlessGroupLeader(long pid, String submissionId) {
+    Long group = processGroup(pid);
+    if (group != null && group != pid && WARNED.compareAndSet(false, true)) {
+      org.slf4j.LoggerFactory.getLogger(ProcessTree.class).warn("the agent of {} (pid {}) did not start its own "
+          + "session (setsid); its orphans would outlive a cancel. Start the agent's session in the agent.",
+          submissionId, pid);
+    }
+  }
+
+  /** The process group of {@code pid} (from /proc), or null when it is gone. */
+  static Long processGroup(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return Long.parseLong(fields[2]);
+    } catch (java.io.IOException | RuntimeException e) {
+      return null;
+    }
   }
 
   /** Sends TERM (or KILL when {@code force}) to the group led by {@code pid} and to every descendant. */
@@ -51,17 +72,7 @@ final class ProcessTree {
   }
 
   private static boolean signalGroup(long pgid, String signal) {
-    try {
-      Process kill = new ProcessBuilder("kill", "-s", signal, "--", "-" + pgid)
-          .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-      return kill.waitFor(5, TimeUnit.SECONDS) && kill.exitValue() == 0;
-    } catch (IOException e) {
-      log.debug("kill -s {} -{} failed: {}", signal, pgid, e.toString());
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
+    return GroupSignals.get().signal(pgid, signal);
   }
 
   /**

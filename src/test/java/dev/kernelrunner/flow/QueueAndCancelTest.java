@@ -106,6 +106,28 @@ class QueueAndCancelTest {
   }
 
   @Test
+  void cancelStopsOrphansOfTheAgentToo() throws Exception {
+    String id = service.submit(carol, "// agent: orphan");
+    long orphan;
+    try (SseClient stream = service.events(id, carol, Map.of())) {
+      Frame compiling = stream.nextOf("COMPILING", WAIT);
+      orphan = compiling.data().getLong("orphan_pid");
+      long agent = compiling.data().getLong("agent_pid");
+      assertTrue(Processes.alive(orphan));
+      assertTrue(ProcessHandle.of(orphan).orElseThrow().parent().map(p -> p.pid() != agent).orElse(true),
+          "the orphan's parent is gone: no tree walk from the agent finds it");
+      Response cancel = service.post("/api/submissions/" + id + "/cancel", carol, "");
+      assertEquals(202, cancel.status(), cancel.body());
+      stream.nextOf("CANCELLED", WAIT);
+    }
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (Processes.alive(orphan) && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertFalse(Processes.alive(orphan), "the agent's process group went with it");
+  }
+
+  @Test
   void cancelWhileQueuedNeverStartsIt() throws Exception {
     String running = service.submit(carol, "// agent: ok\n// delay: 0.5");
     String queued = service.submit(carol, "// agent: ok");
