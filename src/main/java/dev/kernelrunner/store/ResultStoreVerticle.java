@@ -48,6 +48,8 @@ public class ResultStoreVerticle extends VerticleBase {
   private Pool progressPool;
   private EventBatcher progressEvents;
   private EventBatcher finalEvents;
+  /** By the per-user limit the creates carry (one in practice: the configured one). */
+  private final java.util.Map<Integer, CreateBatcher> creates = new java.util.HashMap<>();
 
   public ResultStoreVerticle(String databaseUrl, int poolSize, MeterRegistry meters) {
     this.databaseUrl = databaseUrl;
@@ -170,19 +172,17 @@ public class ResultStoreVerticle extends VerticleBase {
     String user = body.getString("user_id");
     int maxActive = body.getInteger("max_active");
     JsonObject firstEvent = new JsonObject().put("position", body.getInteger("position"));
-    return pool.preparedQuery(SubmissionSql.CREATE).execute(Tuple.from(java.util.Arrays.asList(id, user,
-            body.getString("problem"), body.getString("language"), body.getString("gpu_type"),
-            body.getString("dtype"), body.getString("mode"), body.getString("code"),
-            body.getBoolean("cancel_on_disconnect", false), maxActive, firstEvent)))
-        .compose(rows -> {
-          if (rows.size() == 0) {
-            return pool.preparedQuery(SubmissionSql.COUNT_ACTIVE).execute(Tuple.of(user)).compose(count ->
-                Future.failedFuture(new CodedException(Failures.TOO_MANY, "you already have "
-                    + count.iterator().next().getLong(0) + " unfinished submissions (limit " + maxActive + ")")));
-          }
-          return Future.succeededFuture(new EventFrame(id.toString(), 1, EventType.IN_QUEUE,
-              rows.iterator().next().getOffsetDateTime("created_at"), firstEvent).toJson());
-        });
+    CreateBatcher batcher = creates.computeIfAbsent(maxActive,
+        max -> new CreateBatcher(pool, Math.max(1, poolSize / 2), 64, max));
+    return batcher.create(new CreateBatcher.Create(id, user, body, firstEvent)).compose(createdAt -> {
+      if (createdAt == null) {
+        return pool.preparedQuery(SubmissionSql.COUNT_ACTIVE).execute(Tuple.of(user)).compose(count ->
+            Future.failedFuture(new CodedException(Failures.TOO_MANY, "you already have "
+                + count.iterator().next().getLong(0) + " unfinished submissions (limit " + maxActive + ")")));
+      }
+      return Future.succeededFuture(new EventFrame(id.toString(), 1, EventType.IN_QUEUE, createdAt, firstEvent)
+          .toJson());
+    });
   }
 
   private Future<JsonObject> getSubmission(JsonObject body) {

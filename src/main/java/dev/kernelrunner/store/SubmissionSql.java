@@ -15,21 +15,32 @@ final class SubmissionSql {
    * so concurrent creates of one user cannot both pass). Returns the quota after the increment and the
    * event's time; no row when refused.
    */
-  static final String CREATE = """
-      WITH quota AS (
-             INSERT INTO user_quota AS q (user_id, active) VALUES ($2, 1)
-             ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1 WHERE q.active < $10
-             RETURNING active),
+  /**
+   * Creates many submissions in one statement (one round trip, one commit), each with its first IN_QUEUE event,
+   * unless its user already has {@code $11} unfinished (then it is left out of the result). Per submission: id,
+   * user (distinct within a call: a quota row is taken once per statement), problem, language, GPU type, dtype,
+   * mode, code, cancel_on_disconnect, the first event's payload (JSON text). Returns the created ids with their
+   * time.
+   */
+  static final String CREATE_BATCH = """
+      WITH req AS (
+             SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                                  $8::text[], $9::bool[], $10::text[])
+               AS r(id, user_id, problem, language, gpu_type, dtype, mode, code, cancel_on_disconnect, payload)),
+           quota AS (
+             INSERT INTO user_quota AS q (user_id, active) SELECT user_id, 1 FROM req
+             ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1 WHERE q.active < $11
+             RETURNING user_id),
            created AS (
              INSERT INTO submissions (id, user_id, problem, language, gpu_type, dtype, mode, code, status, last_seq,
                                       cancel_on_disconnect)
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'IN_QUEUE', 1, $9 FROM quota
-             RETURNING id),
-           first_event AS (
-             INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
-             SELECT id, 1, 'IN_QUEUE', $11, now() FROM created
-             RETURNING created_at)
-      SELECT quota.active, first_event.created_at FROM quota, first_event""";
+             SELECT r.id, r.user_id, r.problem, r.language, r.gpu_type, r.dtype, r.mode, r.code, 'IN_QUEUE', 1,
+                    r.cancel_on_disconnect
+               FROM req r JOIN quota USING (user_id)
+             RETURNING id)
+      INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
+      SELECT c.id, 1, 'IN_QUEUE', r.payload::jsonb, now() FROM created c JOIN req r ON r.id = c.id
+      RETURNING submission_id, created_at""";
 
   static final String COUNT_ACTIVE = "SELECT count(*) FROM submissions WHERE user_id = $1 AND finished_at IS NULL";
 

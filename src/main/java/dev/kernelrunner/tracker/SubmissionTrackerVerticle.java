@@ -159,11 +159,17 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     }).onFailure(error -> Failures.fail(message, error, log));
   }
 
-  /** Starts queued submissions while their GPU type has free slots, then tells the rest where they stand. */
+  /**
+   * Starts queued submissions while their GPU type has free slots, then tells the rest where they stand. Only
+   * a start moves anyone (a new submission joins at the end), so a create that starts nothing does not walk
+   * the queue: at a deadline, with thousands waiting, that walk per create was the tracker's biggest cost.
+   */
   private void dispatch(String gpuType) {
     ArrayDeque<Tracked> queue = queues.get(gpuType);
     GpuType type = gpuTypes.get(gpuType);
+    boolean started = false;
     while (running.get(gpuType) < type.capacity() && !queue.isEmpty()) {
+      started = true;
       Tracked next = queue.poll();
       running.merge(gpuType, 1, Integer::sum);
       next.dispatched = true;
@@ -176,7 +182,9 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         onExit(new Progress.Exit(next.id, null, false, false, false, error.getMessage(), List.of()));
       });
     }
-    updatePositions(gpuType);
+    if (started) {
+      updatePositions(gpuType);
+    }
   }
 
   /**
@@ -433,7 +441,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       }
       return Future.join(steps);
     }).compose(v -> {
-      queues.keySet().forEach(this::dispatch);
+      queues.keySet().forEach(gpuType -> {
+        dispatch(gpuType);
+        updatePositions(gpuType); // the re-queued learn where they stand even when nothing could start
+      });
       return Future.<Void>succeededFuture();
     });
   }

@@ -174,6 +174,42 @@ class ValidationTest {
   }
 
   @Test
+  void concurrentCreatesOfManyUsersKeepEachUsersLimit() throws Exception {
+    // Creates are written in batches; a batch mixes users, and one user's refusal must not touch the others.
+    java.util.List<String> users = new java.util.ArrayList<>();
+    for (int u = 0; u < 5; u++) {
+      users.add(service.userToken("batch" + u));
+    }
+    java.util.concurrent.ExecutorService posters = java.util.concurrent.Executors.newFixedThreadPool(15);
+    try {
+      java.util.List<java.util.concurrent.Future<String>> posts = new java.util.ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        for (String user : users) {
+          // Long enough that none finishes (and frees its place) before all have been posted.
+          posts.add(posters.submit(() -> user + " " + service.post("/api/submissions", user,
+              valid().put("code", "// agent: ok\n// delay: 5").encode()).status()));
+        }
+      }
+      java.util.List<String> outcomes = new java.util.ArrayList<>();
+      for (var post : posts) {
+        outcomes.add(post.get());
+      }
+      for (String user : users) {
+        assertEquals(2, outcomes.stream().filter(o -> o.equals(user + " 201")).count(), outcomes.toString());
+        assertEquals(1, outcomes.stream().filter(o -> o.equals(user + " 429")).count(), outcomes.toString());
+        var stored = service.get("/api/submissions", user).json().getJsonArray("submissions");
+        assertEquals(2, stored.size(), "only the accepted ones are stored");
+        for (Object item : stored) {
+          String id = ((io.vertx.core.json.JsonObject) item).getString("id");
+          assertEquals(202, service.post("/api/submissions/" + id + "/cancel", user, "").status());
+        }
+      }
+    } finally {
+      posters.shutdownNow();
+    }
+  }
+
+  @Test
   void databaseDownIs503AndNothingHalfWritten() throws Exception {
     String url = service.databaseUrl();
     String name = url.substring(url.lastIndexOf('/') + 1);
