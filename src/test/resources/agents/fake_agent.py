@@ -75,6 +75,19 @@ def main():
     if behaviour in ("hang", "trap_term"):
         while True:
             time.sleep(1)
+    if behaviour == "flood":
+        # Many large events, as fast as it can: for streams whose client cannot keep up.
+        count = int(directive(code, "events", "1000"))
+        size = int(directive(code, "size", "1000"))
+        emit("CHECKING", total_tests=count)
+        for i in range(count):
+            emit("TEST_RESULT", result={"test_id": i + 1, "name": "t%d" % (i + 1), "status": "PASSED"},
+                 padding="p" * size)
+        emit("CHECKED", passed_tests=count, total_tests=count)
+        emit("BENCHMARKING", total_tests=0)
+        emit("BENCHMARKED", avg_runtime_ms=1.0, avg_gflops=1.0, test_results=[])
+        child.kill()
+        return
     if behaviour == "garbage":
         print("not an event at all")
         print("JSON_EVENT:{this is not json")

@@ -24,7 +24,12 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
   /** {@code url} is null for the embedded cluster under {@code dataDir}. */
   public record Database(String url, Path dataDir, int poolSize) {}
 
-  public record Sse(Duration heartbeat, Duration disconnectGrace) {}
+  /**
+   * {@code maxPendingBytes}: what a stream may have written but not yet sent to a client that reads too slowly;
+   * past it the client is disconnected (it resumes from the database with Last-Event-ID), so it never holds up
+   * the others or the service's memory.
+   */
+  public record Sse(Duration heartbeat, Duration disconnectGrace, int maxPendingBytes) {}
 
   public record Limits(int compileSeconds, int testSeconds, int benchmarkSeconds) {}
 

@@ -37,6 +37,7 @@ public final class ConfigLoader {
       new Override("DATABASE_POOL_SIZE", "database", "pool_size"),
       new Override("SSE_HEARTBEAT_SECONDS", "sse", "heartbeat_seconds"),
       new Override("DISCONNECT_GRACE_SECONDS", "sse", "disconnect_grace_seconds"),
+      new Override("SSE_MAX_PENDING_BYTES", "sse", "max_pending_bytes"),
       new Override("AGENT_COMMAND", "agent", "command"),
       new Override("AGENT_WORKDIR", "agent", "workdir"),
       new Override("PROBLEMS_DIR", "agent", "problems_dir"),
@@ -143,7 +144,8 @@ public final class ConfigLoader {
         url, Path.of(string("database", "data_dir", false)), integer("database", "pool_size", 1, 200));
     AppConfig.Sse sse = new AppConfig.Sse(
         Duration.ofSeconds(integer("sse", "heartbeat_seconds", 1, 3600)),
-        Duration.ofSeconds(integer("sse", "disconnect_grace_seconds", 0, 86400)));
+        Duration.ofSeconds(integer("sse", "disconnect_grace_seconds", 0, 86400)),
+        integer("sse", "max_pending_bytes", 1024, 1 << 30));
     JsonObject limits = section("agent").getJsonObject("limits", new JsonObject());
     section("agent").put("limits", limits);
     AppConfig.Agent agent = new AppConfig.Agent(

@@ -2,6 +2,7 @@ package dev.kernelrunner.http;
 
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.LiveFrame;
@@ -25,8 +26,6 @@ import org.slf4j.LoggerFactory;
  */
 final class EventStream {
   private static final Logger log = LoggerFactory.getLogger(EventStream.class);
-  /** Bytes a slow client may have waiting before it is cut off (it replays from the database on return). */
-  private static final int MAX_PENDING_BYTES = 1 << 20;
 
   private final Vertx vertx;
   private final EventBus bus;
@@ -35,6 +34,7 @@ final class EventStream {
   private final Mode mode;
   private final boolean cancelOnDisconnect;
   private final Duration heartbeat;
+  private final int maxPendingBytes;
   private final SseMeters meters;
   private int lastSeq;
   private boolean replaying = true;
@@ -46,7 +46,7 @@ final class EventStream {
   private boolean sawTerminal;
 
   EventStream(Vertx vertx, HttpServerResponse response, String submissionId, Mode mode, int afterSeq,
-              boolean cancelOnDisconnect, Duration heartbeat, SseMeters meters) {
+              boolean cancelOnDisconnect, AppConfig.Sse sse, SseMeters meters) {
     this.vertx = vertx;
     this.bus = vertx.eventBus();
     this.response = response;
@@ -54,7 +54,8 @@ final class EventStream {
     this.mode = mode;
     this.lastSeq = afterSeq;
     this.cancelOnDisconnect = cancelOnDisconnect;
-    this.heartbeat = heartbeat;
+    this.heartbeat = sse.heartbeat();
+    this.maxPendingBytes = sse.maxPendingBytes();
     this.meters = meters;
   }
 
@@ -64,7 +65,7 @@ final class EventStream {
         .putHeader("Content-Type", "text/event-stream; charset=utf-8")
         .putHeader("Cache-Control", "no-cache")
         .putHeader("X-Accel-Buffering", "no");
-    response.setWriteQueueMaxSize(MAX_PENDING_BYTES);
+    response.setWriteQueueMaxSize(maxPendingBytes);
     response.closeHandler(v -> {
       if (!closed) {
         meters.droppedClient.increment();

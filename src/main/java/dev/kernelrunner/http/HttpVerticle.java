@@ -234,7 +234,7 @@ public class HttpVerticle extends VerticleBase {
     Bus.request(bus, Addresses.SUBMISSIONS_CREATE, request.toJson(), CREATE_TIMEOUT).onSuccess(created -> {
       String id = created.getString("id");
       if (stream) {
-        new EventStream(vertx, ctx.response(), id, request.mode(), 0, true, config.sse().heartbeat(), sseMeters).open(false);
+        new EventStream(vertx, ctx.response(), id, request.mode(), 0, true, config.sse(), sseMeters).open(false);
       } else {
         ctx.response().putHeader("Location", "/api/submissions/" + id);
         json(ctx, 201, new JsonObject().put("id", id).put("status", created.getString("status"))
@@ -332,7 +332,7 @@ public class HttpVerticle extends VerticleBase {
       Mode mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
       boolean finished = submission.getString("finished_at") != null;
       new EventStream(vertx, ctx.response(), submission.getString("id"), mode, afterSeq,
-          submission.getBoolean("cancel_on_disconnect", false), config.sse().heartbeat(), sseMeters).open(finished);
+          submission.getBoolean("cancel_on_disconnect", false), config.sse(), sseMeters).open(finished);
     });
   }
 

@@ -1,0 +1,124 @@
+package dev.kernelrunner.flow;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kernelrunner.support.SseClient;
+import dev.kernelrunner.support.SseClient.Frame;
+import dev.kernelrunner.support.TestService;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.VertxExtension;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * A stream whose client stops reading is cut off once its unsent bytes pass the limit, while another stream
+ * of the same submission gets every event; the cut-off client resumes with Last-Event-ID and misses nothing.
+ */
+@ExtendWith(VertxExtension.class)
+class SlowClientTest {
+  private static final int EVENTS = 1500;
+  private static TestService service;
+
+  @BeforeAll
+  static void start(Vertx vertx) throws Exception {
+    service = TestService.start(vertx, Map.of("SSE_MAX_PENDING_BYTES", "65536"));
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    service.close();
+  }
+
+  @Test
+  void aClientThatCannotKeepUpIsDisconnectedAndResumesWithoutLoss() throws Exception {
+    String token = service.userToken("sloane");
+    // About 3 MB of events, printed as fast as the agent can.
+    String id = service.submit(token, "// agent: flood\n// events: " + EVENTS + "\n// size: 2000");
+    try (Socket slow = new Socket()) {
+      slow.setReceiveBufferSize(4096);
+      slow.setSoTimeout(10_000); // a stream that was never cut off would keep the socket open
+      slow.connect(new InetSocketAddress("127.0.0.1", service.port()));
+      slow.getOutputStream().write(("GET /api/submissions/" + id + "/events HTTP/1.1\r\nHost: localhost\r\n"
+          + "Authorization: Bearer " + token + "\r\nAccept: text/event-stream\r\n\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      slow.getOutputStream().flush();
+      // The slow client reads nothing while another client follows the same submission to its end.
+      List<Frame> all;
+      try (SseClient fast = service.events(id, token, Map.of())) {
+        all = fast.untilEnd(Duration.ofSeconds(60));
+      }
+      assertEquals("BENCHMARKED", all.get(all.size() - 1).event());
+      assertEquals(EVENTS + 7, all.size(), "the reading client got every event");
+      for (int i = 0; i < all.size(); i++) {
+        assertEquals(i + 1, all.get(i).id());
+      }
+
+      // The slow one was cut off: what it can still read stops short of the end.
+      String received = readUntilClosed(slow.getInputStream());
+      int lastComplete = 0;
+      Pattern idLine = Pattern.compile("(?m)^id: (\\d+)$");
+      String[] blocks = received.split("\n\n", -1);
+      // The last block may be cut short: only blocks followed by a blank line count.
+      for (int i = 0; i < blocks.length - 1; i++) {
+        Matcher id2 = idLine.matcher(blocks[i]);
+        if (id2.find()) {
+          int seen = Integer.parseInt(id2.group(1));
+          assertEquals(lastComplete + 1, seen, "the slow client's events were in order before the cut");
+          lastComplete = seen;
+        }
+      }
+      assertFalse(received.contains("event: BENCHMARKED"), "the slow client was disconnected before the end");
+      assertTrue(lastComplete < EVENTS + 7);
+      assertTrue(sample("kernel_runner_sse_streams_dropped_total{reason=\"slow_client\"") >= 1,
+          "counted as dropped for being slow");
+
+      // It comes back with the last id it has and gets the rest, nothing twice, nothing missing.
+      try (SseClient resumed = service.events(id, token, Map.of("Last-Event-ID", String.valueOf(lastComplete)))) {
+        List<Frame> rest = resumed.untilEnd(Duration.ofSeconds(60));
+        assertEquals(lastComplete + 1, rest.get(0).id());
+        assertEquals(EVENTS + 7, rest.get(rest.size() - 1).id());
+        assertEquals(EVENTS + 7 - lastComplete, rest.size());
+      }
+    }
+  }
+
+  /** Everything the socket still delivers until the server's reset or close. */
+  private static String readUntilClosed(InputStream in) throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    byte[] buffer = new byte[65536];
+    try {
+      int n;
+      while ((n = in.read(buffer)) > 0) {
+        bytes.write(buffer, 0, n);
+      }
+    } catch (IOException reset) {
+      // a reset ends it too
+    }
+    return bytes.toString(StandardCharsets.UTF_8);
+  }
+
+  private static double sample(String prefix) throws Exception {
+    double sum = 0;
+    for (String line : service.get("/metrics", null).body().split("\n")) {
+      if (line.startsWith(prefix)) {
+        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return sum;
+  }
+}
