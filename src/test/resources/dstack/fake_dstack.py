@@ -79,8 +79,12 @@ def alive(pid):
         return False
 
 
-def group_alive(pgid):
-    """Whether any process of the container's process group is left (zombies do not count)."""
+def container_members(root, known=()):
+    """The live processes of the "container" started as root: its process group and session, every descendant,
+    and the groups and sessions those started (the agent starts a session of its own), as a container's cgroup
+    would hold them all. Zombies do not count. known: members seen before (a member whose parent died
+    is found through them)."""
+    procs = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -89,9 +93,26 @@ def group_alive(pgid):
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            return True
-    return False
+        if fields[0] != "Z":
+            procs[int(entry)] = (int(fields[1]), int(fields[2]), int(fields[3]))
+    ids = {root} | set(known)
+    members = set()
+    changed = True
+    while changed:
+        changed = False
+        for pid, (ppid, pgid, sid) in procs.items():
+            if pid not in members and (pid in ids or ppid in ids or pgid in ids or sid in ids):
+                members.add(pid)
+                ids.add(pid)
+                changed = True
+    return members
+
+
+def group_alive(run):
+    """Whether any process of the run's container is left (and remembers who is in it)."""
+    members = container_members(run["pid"], run.get("members", ()))
+    run["members"] = sorted(members | set(run.get("members", ())))
+    return bool(members)
 
 
 def advance(run, fleets):
@@ -101,7 +122,7 @@ def advance(run, fleets):
     step = config.get("step_seconds", 0.3)
     age = time.time() - run["created"]
     if run.get("stopping"):
-        if run.get("pid") and group_alive(run["pid"]):
+        if run.get("pid") and group_alive(run):
             return
         run.update(status="terminated", job_status="terminated", status_message="stopped",
                    termination_reason="stopped_by_user", job_termination_reason="terminated_by_user")
@@ -253,10 +274,12 @@ def main(argv):
             if run["status"] not in FINAL:
                 run["stopping"] = True
                 if run.get("pid"):
-                    try:
-                        os.killpg(run["pid"], signal.SIGKILL if "-x" in argv else signal.SIGTERM)
-                    except OSError:
-                        pass
+                    group_alive(run)
+                    for pid in container_members(run["pid"], run["members"]):
+                        try:
+                            os.kill(pid, signal.SIGKILL if "-x" in argv else signal.SIGTERM)
+                        except OSError:
+                            pass
             print("Aborted" if "-x" in argv else "Stopped")
         elif command == "fleet" and argv[1:2] == ["get"]:
             fleet = state["fleets"].get(argv[2])
