@@ -8,6 +8,7 @@ import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.fleet.FleetManagerVerticle;
 import dev.kernelrunner.http.HttpVerticle;
 import dev.kernelrunner.model.EventAppend;
+import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.LiveFrame;
 import dev.kernelrunner.model.Progress;
 import dev.kernelrunner.registry.ActiveProcessRegistryVerticle;
@@ -57,7 +58,7 @@ public final class App {
     });
     Logs.carrySubmissionIds(vertx.eventBus());
     LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class, EventAppend.class,
-        EventAppend.Stored.class, LiveFrame.class);
+        EventAppend.Stored.class, LiveFrame.class, EventFrame.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
     List<Supplier<Deployable>> order = List.of(
         () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),

@@ -167,7 +167,8 @@ public class ResultStoreVerticle extends VerticleBase {
   }
 
   /** Inserts the row and its first IN_QUEUE event, unless the user already has too many unfinished. */
-  private Future<JsonObject> createSubmission(JsonObject body) {
+  /** Replies with the first event as an {@link EventFrame} (passed as is, see LocalCodec). */
+  private Future<EventFrame> createSubmission(JsonObject body) {
     UUID id = UUID.fromString(body.getString("id"));
     String user = body.getString("user_id");
     int maxActive = body.getInteger("max_active");
@@ -180,8 +181,7 @@ public class ResultStoreVerticle extends VerticleBase {
             Future.failedFuture(new CodedException(Failures.TOO_MANY, "you already have "
                 + count.iterator().next().getLong(0) + " unfinished submissions (limit " + maxActive + ")")));
       }
-      return Future.succeededFuture(new EventFrame(id.toString(), 1, EventType.IN_QUEUE, createdAt, firstEvent)
-          .toJson());
+      return Future.succeededFuture(new EventFrame(id.toString(), 1, EventType.IN_QUEUE, createdAt, firstEvent));
     });
   }
 

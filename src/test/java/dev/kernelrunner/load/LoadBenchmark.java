@@ -101,8 +101,12 @@ public final class LoadBenchmark {
       run.users(Integer.getInteger("users", 100));
       if (phases.contains("latency")) {
         System.out.println("phase: latency");
+        long[] before = cpuTicks(pid);
         figures.add(run.latency(latencySubmissions, Duration.ofMillis(5),
             "// load: events=" + events + " interval_ms=" + intervalMs, events + 2));
+        long[] after = cpuTicks(pid);
+        System.out.printf(Locale.ROOT, "latency phase CPU: service %.2f s, whole machine %.2f s busy of %.2f s%n",
+            (after[0] - before[0]) / 100.0, (after[1] - before[1]) / 100.0, (after[2] - before[2]) / 100.0);
         waitIdle(run);
       }
       List<String> waiting = new ArrayList<>();
@@ -210,6 +214,24 @@ public final class LoadBenchmark {
         return;
       }
       Thread.sleep(500);
+    }
+  }
+
+  /** Clock ticks (1/100 s): the service process's CPU, the machine's busy time, the machine's total time. */
+  private static long[] cpuTicks(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      long service = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+      String[] cpu = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+      long total = 0;
+      for (int i = 1; i < cpu.length; i++) {
+        total += Long.parseLong(cpu[i]);
+      }
+      long idle = Long.parseLong(cpu[4]) + Long.parseLong(cpu[5]);
+      return new long[] {service, total - idle, total};
+    } catch (java.io.IOException | RuntimeException e) {
+      return new long[3];
     }
   }
 
