@@ -6,70 +6,52 @@ import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.NewEvent;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
-import java.util.ArrayDeque;
+import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 
 /**
- * Writes events in batches: whatever arrived while the previous statements ran goes out as one
- * {@link EventSql#APPEND_BATCH} (one round trip, one commit), so the database keeps up with hundreds of
- * running submissions. No wait is added: a unit that finds a free connection is written at once. A unit is
- * one submission's events in order (one or more); a batch holds at most one unit per submission (the tracker
- * sends a submission's next unit only when the previous one is stored).
+ * Writes events in batches ({@link Batcher}): one {@link EventSql#APPEND_BATCH} for whatever arrived while the
+ * previous statements ran, so the database keeps up with hundreds of running submissions. A unit is one
+ * submission's events in order (one or more); a batch holds at most one unit per submission (the tracker sends
+ * a submission's next unit only when the previous one is stored).
  */
-final class EventBatcher {
-  private record Pending(UUID id, List<NewEvent> events, Promise<List<EventFrame>> promise) {}
+final class EventBatcher extends Batcher<EventBatcher.Unit, List<EventFrame>> {
+  /** One submission's events, in order. */
+  record Unit(UUID id, List<NewEvent> events) {}
 
   private final Pool pool;
-  private final int maxInFlight;
-  private final int maxEvents;
-  private final ArrayDeque<Pending> queue = new ArrayDeque<>();
-  private int inFlight;
 
   EventBatcher(Pool pool, int maxInFlight, int maxEvents) {
+    super(maxInFlight, maxEvents);
     this.pool = pool;
-    this.maxInFlight = maxInFlight;
-    this.maxEvents = maxEvents;
   }
 
   /** Stores {@code events} of submission {@code id} in order; the frames come back in the same order. */
   Future<List<EventFrame>> append(UUID id, List<NewEvent> events) {
-    Promise<List<EventFrame>> promise = Promise.promise();
-    queue.add(new Pending(id, events, promise));
-    flush();
-    return promise.future();
+    return submit(new Unit(id, events));
   }
 
-  private void flush() {
-    while (inFlight < maxInFlight && !queue.isEmpty()) {
-      List<Pending> batch = new ArrayList<>();
-      Set<UUID> ids = new HashSet<>();
-      int events = 0;
-      Iterator<Pending> it = queue.iterator();
-      while (it.hasNext() && (batch.isEmpty() || events < maxEvents)) {
-        Pending pending = it.next();
-        if (ids.add(pending.id())) {
-          batch.add(pending);
-          events += pending.events().size();
-          it.remove();
-        }
-      }
-      write(batch, events);
-    }
+  @Override
+  protected Object key(Unit unit) {
+    return unit.id();
   }
 
-  private void write(List<Pending> batch, int eventCount) {
+  @Override
+  protected int weight(Unit unit) {
+    return unit.events().size();
+  }
+
+  @Override
+  protected Future<?> write(List<Pending<Unit, List<EventFrame>>> batch) {
     int units = batch.size();
+    int eventCount = batch.stream().mapToInt(p -> p.item().events().size()).sum();
     UUID[] ids = new UUID[units];
     Integer[] counts = new Integer[units];
     String[] statuses = new String[units];
@@ -85,13 +67,13 @@ final class EventBatcher {
     String[] payloads = new String[eventCount];
     int e = 0;
     for (int u = 0; u < units; u++) {
-      Pending pending = batch.get(u);
-      ids[u] = pending.id();
-      counts[u] = pending.events().size();
+      Unit unit = batch.get(u).item();
+      ids[u] = unit.id();
+      counts[u] = unit.events().size();
       provisioning[u] = false;
       terminal[u] = false;
       int ordinal = 1;
-      for (NewEvent event : pending.events()) {
+      for (NewEvent event : unit.events()) {
         EventType type = event.type();
         statuses[u] = type.changesStatus() ? type.name() : statuses[u];
         provisioning[u] |= type == EventType.PROVISIONING;
@@ -100,44 +82,38 @@ final class EventBatcher {
         errors[u] = event.error() != null ? event.error().encode() : errors[u];
         cancelledBy[u] = event.cancelledBy() != null ? event.cancelledBy() : cancelledBy[u];
         cancelReasons[u] = event.cancelReason() != null ? event.cancelReason() : cancelReasons[u];
-        eventIds[e] = pending.id();
+        eventIds[e] = unit.id();
         ordinals[e] = ordinal++;
         types[e] = type.name();
         payloads[e] = event.payload();
         e++;
       }
     }
-    inFlight++;
-    pool.preparedQuery(EventSql.APPEND_BATCH)
+    return pool.preparedQuery(EventSql.APPEND_BATCH)
         .execute(Tuple.from(new Object[] {ids, counts, statuses, provisioning, terminal, results, errors,
             cancelledBy, cancelReasons, eventIds, ordinals, types, payloads}))
-        .onComplete(ar -> {
-          inFlight--;
-          if (ar.failed()) {
-            batch.forEach(p -> p.promise().tryFail(ar.cause()));
-          } else {
-            Map<UUID, Row> written = new HashMap<>();
-            for (Row row : ar.result()) {
-              written.put(row.getUUID(0), row);
-            }
-            for (Pending pending : batch) {
-              Row row = written.get(pending.id());
-              if (row == null) {
-                pending.promise().tryFail(new CodedException(Failures.CONFLICT,
-                    "submission " + pending.id() + " has finished"));
-                continue;
-              }
-              int base = row.getInteger(1);
-              var at = row.getOffsetDateTime(2);
-              String id = pending.id().toString();
-              List<EventFrame> frames = new ArrayList<>(pending.events().size());
-              for (NewEvent event : pending.events()) {
-                frames.add(new EventFrame(id, ++base, event.type(), at, event.fields()));
-              }
-              pending.promise().tryComplete(frames);
-            }
+        .onSuccess(rows -> {
+          Map<UUID, Row> written = new HashMap<>();
+          for (Row row : rows) {
+            written.put(row.getUUID(0), row);
           }
-          flush();
+          for (Pending<Unit, List<EventFrame>> pending : batch) {
+            Unit unit = pending.item();
+            Row row = written.get(unit.id());
+            if (row == null) {
+              pending.promise().tryFail(new CodedException(Failures.CONFLICT,
+                  "submission " + unit.id() + " has finished"));
+              continue;
+            }
+            int base = row.getInteger(1);
+            OffsetDateTime at = row.getOffsetDateTime(2);
+            String id = unit.id().toString();
+            List<EventFrame> frames = new ArrayList<>(unit.events().size());
+            for (NewEvent event : unit.events()) {
+              frames.add(new EventFrame(id, ++base, event.type(), at, event.fields()));
+            }
+            pending.promise().tryComplete(frames);
+          }
         });
   }
 }

@@ -98,7 +98,8 @@ public class ResultStoreVerticle extends VerticleBase {
                   .execute(Tuple.of(parseId(body.getString("submission_id")), body.getInteger("log_offset")))
                   .map(rows -> new JsonObject().put("updated", rows.rowCount()))),
               consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
-              vertx.eventBus().<EventAppend>consumer(Addresses.STORE_EVENTS_APPEND, this::appendEvents).completion(),
+              vertx.eventBus().<EventAppend>consumer(Addresses.STORE_EVENTS_APPEND, this::appendEvents)
+                  .completion(),
               consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
