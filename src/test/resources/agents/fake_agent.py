@@ -79,10 +79,13 @@ def main():
         # Many large events, as fast as it can: for streams whose client cannot keep up.
         count = int(directive(code, "events", "1000"))
         size = int(directive(code, "size", "1000"))
+        pause = float(directive(code, "pause", "0"))
         emit("CHECKING", total_tests=count)
         for i in range(count):
             emit("TEST_RESULT", result={"test_id": i + 1, "name": "t%d" % (i + 1), "status": "PASSED"},
                  padding="p" * size)
+            if pause:
+                time.sleep(pause)
         emit("CHECKED", passed_tests=count, total_tests=count)
         emit("BENCHMARKING", total_tests=0)
         emit("BENCHMARKED", avg_runtime_ms=1.0, avg_gflops=1.0, test_results=[])

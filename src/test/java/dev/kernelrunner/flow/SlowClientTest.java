@@ -47,8 +47,9 @@ class SlowClientTest {
   @Test
   void aClientThatCannotKeepUpIsDisconnectedAndResumesWithoutLoss() throws Exception {
     String token = service.userToken("sloane");
-    // About 3 MB of events, printed as fast as the agent can.
-    String id = service.submit(token, "// agent: flood\n// events: " + EVENTS + "\n// size: 2000");
+    // About 3 MB of events in about two seconds: more than a client that reads nothing can hold, little for one
+    // that reads (even on a busy CI machine).
+    String id = service.submit(token, "// agent: flood\n// events: " + EVENTS + "\n// size: 2000\n// pause: 0.001");
     try (Socket slow = new Socket()) {
       slow.setReceiveBufferSize(4096);
       slow.setSoTimeout(10_000); // a stream that was never cut off would keep the socket open
