@@ -193,13 +193,13 @@ public final class ConfigLoader {
     if (!Set.of("text", "json").contains(logFormat)) {
       problems.add("LOG_FORMAT must be text or json, got '" + logFormat + "'");
     }
-    if (!problems.isEmpty()) {
-      throw new ConfigException(problems);
-    }
     // 0: one loop per two cores (what the load benchmark measured best on two), at least one.
     int eventLoops = integer("runtime", "event_loops", 0, 1024);
     AppConfig.Runtime runtime = new AppConfig.Runtime(eventLoops > 0 ? eventLoops
         : Math.max(1, java.lang.Runtime.getRuntime().availableProcessors() / 2));
+    if (!problems.isEmpty()) {
+      throw new ConfigException(problems);
+    }
     return new AppConfig(http, database, sse, agent, local, amd, dstack, runtime);
   }
 

@@ -33,6 +33,8 @@ class ConfigLoaderTest {
     assertEquals("amd-mi300x-fleet", config.amd().fleetName());
     assertEquals("192GB", config.amd().gpuMemory());
     assertFalse(config.amd().fleetDryRun());
+    assertEquals(1048576, config.sse().maxPendingBytes());
+    assertEquals(Math.max(1, Runtime.getRuntime().availableProcessors() / 2), config.runtime().eventLoops());
   }
 
   @Test
@@ -52,7 +54,9 @@ class ConfigLoaderTest {
         Map.entry("AMD_GPU_TYPE", "MI325X"),
         Map.entry("AMD_FLEET_MAX_NODES", "4"),
         Map.entry("AMD_FLEET_DRY_RUN", "true"),
-        Map.entry("AMD_SPOT_POLICY", "on-demand")));
+        Map.entry("AMD_SPOT_POLICY", "on-demand"),
+        Map.entry("SSE_MAX_PENDING_BYTES", "65536"),
+        Map.entry("EVENT_LOOPS", "3")));
     assertEquals(9090, config.http().port());
     assertEquals("postgresql://u:p@db:5432/kr", config.database().url());
     assertEquals("secret", config.http().adminToken());
@@ -63,6 +67,8 @@ class ConfigLoaderTest {
     assertEquals(9, config.http().maxActivePerUser());
     assertTrue(config.amd().fleetDryRun());
     assertEquals("on-demand", config.amd().spotPolicy());
+    assertEquals(65536, config.sse().maxPendingBytes());
+    assertEquals(3, config.runtime().eventLoops());
     assertEquals(Map.of("H100", new AppConfig.GpuType("H100", "local", 3),
         "A100", new AppConfig.GpuType("A100", "local", 3),
         "MI325X", new AppConfig.GpuType("MI325X", "dstack", 4)), config.gpuTypes());
@@ -81,14 +87,16 @@ class ConfigLoaderTest {
         Map.entry("AGENT_COMMAND", "python3 'unterminated"),
         Map.entry("LOCAL_GPU_TYPES", "ok,bad type"),
         Map.entry("DSTACK_RUN_PREFIX", "Kernel_Runner-"),
-        Map.entry("DSTACK_POLL_INTERVAL_MS", "5"))));
+        Map.entry("DSTACK_POLL_INTERVAL_MS", "5"),
+        Map.entry("SSE_MAX_PENDING_BYTES", "10"),
+        Map.entry("EVENT_LOOPS", "many"))));
     String message = error.getMessage();
     for (String name : List.of("HTTP_PORT", "LOCAL_MAX_CONCURRENT", "DATABASE_URL", "AMD_GPU_MEMORY",
         "AMD_SPOT_POLICY", "AMD_FLEET_IDLE_DURATION", "AMD_FLEET_DRY_RUN", "AGENT_COMMAND", "LOCAL_GPU_TYPES",
-        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS")) {
+        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS", "SSE_MAX_PENDING_BYTES", "EVENT_LOOPS")) {
       assertTrue(message.contains(name), name + " missing from: " + message);
     }
-    assertEquals(11, error.problems().size(), message);
+    assertEquals(13, error.problems().size(), message);
   }
 
   @Test
