@@ -18,16 +18,17 @@ import java.util.UUID;
  * for a flush of their own. A batch holds one create per user (the quota row is updated once per statement).
  */
 final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> {
-  /** One create: the row's fields as the tracker sent them, and the first event's payload. */
-  record Create(UUID id, String userId, JsonObject row, JsonObject firstEvent) {}
+  /**
+   * One create: the row's fields as the tracker sent them, the first event's payload, and how many unfinished
+   * submissions its user may have.
+   */
+  record Create(UUID id, String userId, JsonObject row, JsonObject firstEvent, int maxActive) {}
 
   private final Pool pool;
-  private final int maxActivePerUser;
 
-  CreateBatcher(Pool pool, int maxInFlight, int maxCreates, int maxActivePerUser) {
+  CreateBatcher(Pool pool, int maxInFlight, int maxCreates) {
     super(maxInFlight, maxCreates);
     this.pool = pool;
-    this.maxActivePerUser = maxActivePerUser;
   }
 
   /** Stores the submission and its first event: their time, or null when the user's quota is full. */
@@ -53,6 +54,7 @@ final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> 
     String[] codes = new String[n];
     Boolean[] cancelOnDisconnect = new Boolean[n];
     String[] payloads = new String[n];
+    Integer[] maxActive = new Integer[n];
     for (int i = 0; i < n; i++) {
       Create create = batch.get(i).item();
       JsonObject row = create.row();
@@ -66,10 +68,11 @@ final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> 
       codes[i] = row.getString("code");
       cancelOnDisconnect[i] = row.getBoolean("cancel_on_disconnect", false);
       payloads[i] = create.firstEvent().encode();
+      maxActive[i] = create.maxActive();
     }
     return pool.preparedQuery(SubmissionSql.CREATE_BATCH)
         .execute(Tuple.from(new Object[] {ids, users, problems, languages, gpuTypes, dtypes, modes, codes,
-            cancelOnDisconnect, payloads, maxActivePerUser}))
+            cancelOnDisconnect, payloads, maxActive}))
         .onSuccess(rows -> {
           Map<UUID, OffsetDateTime> created = new HashMap<>();
           for (Row row : rows) {

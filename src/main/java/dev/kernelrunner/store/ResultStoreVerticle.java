@@ -48,8 +48,7 @@ public class ResultStoreVerticle extends VerticleBase {
   private Pool progressPool;
   private EventBatcher progressEvents;
   private EventBatcher finalEvents;
-  /** By the per-user limit the creates carry (one in practice: the configured one). */
-  private final java.util.Map<Integer, CreateBatcher> creates = new java.util.HashMap<>();
+  private CreateBatcher creates;
 
   public ResultStoreVerticle(String databaseUrl, int poolSize, MeterRegistry meters) {
     this.databaseUrl = databaseUrl;
@@ -86,6 +85,7 @@ public class ResultStoreVerticle extends VerticleBase {
           // the machine) the median event latency went from 9-16 ms with four in flight to 6-8 ms.
           progressEvents = new EventBatcher(progressPool, 1, 2000);
           finalEvents = new EventBatcher(pool, Math.max(1, poolSize / 2), 2000);
+          creates = new CreateBatcher(pool, Math.max(1, poolSize / 2), 64);
           return Future.all(List.of(
               consume(Addresses.STORE_PING, body -> pool.query("SELECT 1").execute().map(rs -> new JsonObject())),
               consume(Addresses.STORE_SUBMISSION_CREATE, this::createSubmission),
@@ -167,16 +167,16 @@ public class ResultStoreVerticle extends VerticleBase {
     return !List.of("22", "23", "42", "0A", "P0").contains(sqlState.substring(0, 2));
   }
 
-  /** Inserts the row and its first IN_QUEUE event, unless the user already has too many unfinished. */
-  /** Replies with the first event as an {@link EventFrame} (passed as is, see LocalCodec). */
+  /**
+   * Inserts the row and its first IN_QUEUE event, unless the user already has too many unfinished; replies with
+   * the first event as an {@link EventFrame} (passed as is, see LocalCodec).
+   */
   private Future<EventFrame> createSubmission(JsonObject body) {
     UUID id = UUID.fromString(body.getString("id"));
     String user = body.getString("user_id");
     int maxActive = body.getInteger("max_active");
     JsonObject firstEvent = new JsonObject().put("position", body.getInteger("position"));
-    CreateBatcher batcher = creates.computeIfAbsent(maxActive,
-        max -> new CreateBatcher(pool, Math.max(1, poolSize / 2), 64, max));
-    return batcher.create(new CreateBatcher.Create(id, user, body, firstEvent)).compose(createdAt -> {
+    return creates.create(new CreateBatcher.Create(id, user, body, firstEvent, maxActive)).compose(createdAt -> {
       if (createdAt == null) {
         return pool.preparedQuery(SubmissionSql.COUNT_ACTIVE).execute(Tuple.of(user)).compose(count ->
             Future.failedFuture(new CodedException(Failures.TOO_MANY, "you already have "

@@ -10,26 +10,24 @@ final class SubmissionSql {
   private SubmissionSql() {}
 
   /**
-   * Creates a submission and its first event in one statement, if the user has fewer than $10 unfinished:
-   * the user's quota row is taken (ON CONFLICT locks it and re-checks the limit against its latest version,
-   * so concurrent creates of one user cannot both pass). Returns the quota after the increment and the
-   * event's time; no row when refused.
-   */
-  /**
    * Creates many submissions in one statement (one round trip, one commit), each with its first IN_QUEUE event,
-   * unless its user already has {@code $11} unfinished (then it is left out of the result). Per submission: id,
-   * user (distinct within a call: a quota row is taken once per statement), problem, language, GPU type, dtype,
-   * mode, code, cancel_on_disconnect, the first event's payload (JSON text). Returns the created ids with their
-   * time.
+   * unless its user already has as many unfinished as its limit (then it is left out of the result): the
+   * user's quota row is taken (ON CONFLICT locks it and re-checks the limit against its latest version, so
+   * concurrent creates of one user cannot both pass). Per submission: id, user (distinct within a call: a
+   * quota row is taken once per statement), problem, language, GPU type, dtype, mode, code,
+   * cancel_on_disconnect, the first event's payload (JSON text), the user's limit. Returns the created ids with
+   * their time.
    */
   static final String CREATE_BATCH = """
       WITH req AS (
              SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                                  $8::text[], $9::bool[], $10::text[])
-               AS r(id, user_id, problem, language, gpu_type, dtype, mode, code, cancel_on_disconnect, payload)),
+                                  $8::text[], $9::bool[], $10::text[], $11::int[])
+               AS r(id, user_id, problem, language, gpu_type, dtype, mode, code, cancel_on_disconnect, payload,
+                    max_active)),
            quota AS (
              INSERT INTO user_quota AS q (user_id, active) SELECT user_id, 1 FROM req
-             ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1 WHERE q.active < $11
+             ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1
+              WHERE q.active < (SELECT r.max_active FROM req r WHERE r.user_id = q.user_id)
              RETURNING user_id),
            created AS (
              INSERT INTO submissions (id, user_id, problem, language, gpu_type, dtype, mode, code, status, last_seq,
