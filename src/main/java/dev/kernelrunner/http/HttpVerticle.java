@@ -34,9 +34,10 @@ import org.slf4j.LoggerFactory;
 public class HttpVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(HttpVerticle.class);
   private static final String PRINCIPAL = "principal";
-  private final TokenCache tokens = new TokenCache(System::nanoTime);
   private static final Pattern USER_ID = Pattern.compile("[A-Za-z0-9_.@-]{1,128}");
   private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
+
+  private final TokenCache tokens = new TokenCache(System::nanoTime);
 
   private final AppConfig config;
   private final Map<String, GpuType> gpuTypes;

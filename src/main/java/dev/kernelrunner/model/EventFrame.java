@@ -13,7 +13,8 @@ public record EventFrame(String submissionId, int seq, EventType type, OffsetDat
   public JsonObject toJson() {
     JsonObject json = new JsonObject();
     fields.forEach(e -> json.put(e.getKey(), e.getValue()));
-    return json.put("submission_id", submissionId).put("seq", seq).put("status", type.name()).put("at", at.toString());
+    return json.put("submission_id", submissionId).put("seq", seq).put("status", type.name())
+        .put("at", at.toString());
   }
 
   public static EventFrame fromJson(JsonObject json) {

@@ -15,10 +15,6 @@ public final class LiveFrame {
     this.fieldsJson = fieldsJson;
   }
 
-  public EventFrame frame() {
-    return frame;
-  }
-
   public int seq() {
     return frame.seq();
   }

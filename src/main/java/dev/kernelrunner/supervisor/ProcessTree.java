@@ -1,9 +1,13 @@
 package dev.kernelrunner.supervisor;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Signals a whole process tree. Agents start a session of their own (their first act: {@code setsid()}), so
@@ -13,7 +17,9 @@ import java.util.Optional;
  * commands the service runs get a session from {@link #sessionLeaderPrefix()}. Blocking.
  */
 final class ProcessTree {
+  private static final Logger log = LoggerFactory.getLogger(ProcessTree.class);
   private static final Path SETSID = Path.of("/usr/bin/setsid");
+  private static final AtomicBoolean WARNED = new AtomicBoolean();
 
   private ProcessTree() {}
 
@@ -22,13 +28,12 @@ final class ProcessTree {
     return Files.isExecutable(SETSID) ? List.of(SETSID.toString()) : List.of();
   }
 
-  private static final java.util.concurrent.atomic.AtomicBoolean WARNED = new java.util.concurrent.atomic.AtomicBoolean();
 
   /** Warns (once per service) when agent {@code pid} does not lead its own process group. */
   static void warnUnlessGroupLeader(long pid, String submissionId) {
     Long group = processGroup(pid);
     if (group != null && group != pid && WARNED.compareAndSet(false, true)) {
-      org.slf4j.LoggerFactory.getLogger(ProcessTree.class).warn("the agent of {} (pid {}) did not start its own "
+      log.warn("the agent of {} (pid {}) did not start its own "
           + "session (setsid); its orphans would outlive a cancel. Start the agent's session in the agent.",
           submissionId, pid);
     }
@@ -40,7 +45,7 @@ final class ProcessTree {
       String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
       String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
       return Long.parseLong(fields[2]);
-    } catch (java.io.IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       return null;
     }
   }

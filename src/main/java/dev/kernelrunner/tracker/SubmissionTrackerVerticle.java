@@ -344,12 +344,6 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     }
     boolean terminal = type.isTerminal(tracked.mode);
     tracked.terminal = terminal;
-    JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED ? fields : null;
-    JsonObject errorRow = !type.isError() ? null : new JsonObject().put("type", type.name())
-        .put("message", fields.getValue("message")).put("details", fields.getValue("details"));
-    boolean cancelled = type == EventType.CANCELLED;
-    NewEvent event = new NewEvent(type, fields, payload, terminal, result, errorRow,
-        cancelled ? tracked.cancelledBy : null, cancelled ? tracked.cancelReason : null);
     Future<EventFrame> stored;
     if (storeAddress != null) {
       JsonObject append = new JsonObject().put("submission_id", tracked.id).put("type", type.name())
@@ -357,6 +351,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       stored = tracked.chain.transform(ignored -> Bus.request(bus, storeAddress, append)).map(EventFrame::fromJson);
       tracked.requeued = stored.mapEmpty();
     } else {
+      JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED ? fields : null;
+      JsonObject errorRow = !type.isError() ? null : new JsonObject().put("type", type.name())
+          .put("message", fields.getValue("message")).put("details", fields.getValue("details"));
+      boolean cancelled = type == EventType.CANCELLED;
+      NewEvent event = new NewEvent(type, fields, payload, terminal, result, errorRow,
+          cancelled ? tracked.cancelledBy : null, cancelled ? tracked.cancelReason : null);
       Promise<EventFrame> promise = Promise.promise();
       tracked.unwritten.add(new Unwritten(event, promise));
       writeEvents(tracked);
