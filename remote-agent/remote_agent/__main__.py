@@ -1,10 +1,14 @@
 """``python3 -m remote_agent --payload FILE``"""
 import argparse
+import ctypes
 import os
 import sys
 
 from remote_agent.agent import Agent
 from remote_agent.events import Emitter
+from remote_agent.payload import take_event_key
+
+PR_SET_DUMPABLE = 4
 
 
 def own_session():
@@ -15,23 +19,43 @@ def own_session():
         pass  # already a session leader (started by setsid)
 
 
+def not_dumpable():
+    """Processes of the same user (the worker running user code) may not read this one's memory (/proc/PID/mem,
+    ptrace) nor get a core dump of it: the event key is in it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        print("agent: could not make itself non-dumpable", file=sys.stderr, flush=True)
+
+
+def fail(message):
+    # Without the key no event can be signed: the service sees the exit code and this line in the log.
+    print("agent: " + message, file=sys.stderr, flush=True)
+    return 2
+
+
 def main(argv=None):
     own_session()
-    emitter = Emitter(sys.stdout)
+    not_dumpable()
     parser = argparse.ArgumentParser(prog="remote_agent")
     parser.add_argument("--payload", required=True, help="the submission's payload JSON file")
     try:
         args = parser.parse_args(argv)
     except SystemExit:
-        emitter.emit("ERROR", message="usage: python3 -m remote_agent --payload FILE")
-        return 2
+        return fail("usage: python3 -m remote_agent --payload FILE")
     try:
         with open(args.payload, "rb") as f:
             raw = f.read()
     except OSError as e:
-        emitter.emit("ERROR", message="cannot read the payload file", details=str(e))
-        return 2
-    Agent(emitter).run(raw)
+        return fail("cannot read the payload file: " + str(e))
+    key, raw = take_event_key(raw)
+    try:
+        os.remove(args.payload)  # read once: nothing started later (user code) can read the key from it
+    except OSError as e:
+        print("agent: could not remove the payload file: " + str(e), file=sys.stderr, flush=True)
+    if key is None:
+        return fail("the payload has no valid event_key (base64 of at least 16 bytes)")
+    Agent(Emitter(key, sys.stdout)).run(raw)
     return 0
 
 

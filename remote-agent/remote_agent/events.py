@@ -1,4 +1,11 @@
-"""The agent protocol: one ``JSON_EVENT:{...}`` line per event on stdout, flushed at once."""
+"""The agent protocol: one ``JSON_EVENT:<mac>:<json>`` line per event on stdout, flushed at once.
+
+``<mac>`` is the hex HMAC-SHA256 of the exact ``<json>`` text under the run's event key, which the service puts
+in the payload and nobody else has: user code shares the agent's output (on dstack, one terminal stream), so an
+unsigned line is only ever a log line to the service. The key lives in this process's memory only: the payload
+file is removed once read, the worker that runs user code never gets it, and the process is not dumpable."""
+import hashlib
+import hmac
 import json
 import math
 import sys
@@ -25,12 +32,29 @@ def finite(value):
     return value
 
 
-def encode(event_type, fields):
+def encode(event_type, fields, key):
     if event_type not in TYPES:
         raise ValueError("unknown event type " + event_type)
     body = dict(finite(fields))
     body["type"] = event_type
-    return PREFIX + json.dumps(body, separators=(",", ":"), allow_nan=False)
+    # ASCII only (JSON escapes): dstack decodes each log chunk on its own, so a character split between two
+    # chunks would be lost and the MAC would not match.
+    text = json.dumps(body, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    return PREFIX + sign(key, text) + ":" + text
+
+
+def sign(key, text):
+    return hmac.new(key, text.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def decode(line, key):
+    """The event of a line if it is one signed with ``key``, else None (tests and the self-test read with it)."""
+    if not line.startswith(PREFIX):
+        return None
+    mac, _, text = line[len(PREFIX):].partition(":")
+    if not text or not hmac.compare_digest(mac, sign(key, text)):
+        return None
+    return json.loads(text)
 
 
 def trim(text, limit=MAX_DETAILS):
@@ -42,14 +66,15 @@ def trim(text, limit=MAX_DETAILS):
 
 
 class Emitter:
-    """Writes events to a stream; remembers whether a terminal one was sent."""
+    """Writes signed events to a stream; remembers whether a terminal one was sent."""
 
-    def __init__(self, stream=None):
+    def __init__(self, key, stream=None):
+        self.key = key
         self.stream = stream or sys.stdout
         self.finished = None
 
     def emit(self, event_type, **fields):
-        self.stream.write(encode(event_type, fields) + "\n")
+        self.stream.write(encode(event_type, fields, self.key) + "\n")
         self.stream.flush()
         if event_type in TERMINAL:
             self.finished = event_type

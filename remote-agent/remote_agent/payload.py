@@ -1,4 +1,6 @@
 """The payload file: validated into a Payload, or a list of what is wrong with it."""
+import base64
+import binascii
 import json
 from dataclasses import dataclass, field
 
@@ -25,6 +27,24 @@ class Payload:
     mode: str
     limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
     benchmark: dict = field(default_factory=dict)
+
+
+def take_event_key(raw_bytes):
+    """(the event key's bytes or None, the payload without the key): the key never goes further than the agent."""
+    try:
+        data = json.loads(raw_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None, raw_bytes
+    if not isinstance(data, dict):
+        return None, raw_bytes
+    text = data.pop("event_key", None)
+    try:
+        key = base64.b64decode(text, validate=True) if isinstance(text, str) else None
+    except (binascii.Error, ValueError):
+        key = None
+    if key is not None and len(key) < 16:
+        key = None
+    return key, json.dumps(data).encode("utf-8")
 
 
 def parse(raw_bytes):

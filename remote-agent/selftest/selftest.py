@@ -4,6 +4,7 @@ Every problem with a correct CUDA and a correct HIP kernel; the faults (wrong re
 out-of-bounds write, infinite loop, compile error, a replayed result); a kernel on its own non-blocking
 stream; the agent's median against triton.testing.do_bench; the spread of one kernel's median over 10 runs.
 Writes transcripts.json (every run's events) and results.json into the output folder."""
+import base64
 import ctypes
 import json
 import os
@@ -15,7 +16,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_ROOT = os.path.dirname(HERE)
 sys.path.insert(0, AGENT_ROOT)
-from remote_agent import catalog  # noqa: E402
+from remote_agent import catalog, events as protocol  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/selftest"
 CACHE = os.environ.get("KERNEL_RUNNER_CACHE", "/tmp/kr-selftest-cache")
@@ -25,8 +26,9 @@ checks = []
 
 
 def run_agent(name, problem, language, code, mode="benchmark", limits=None, dtype="float32"):
+    key = os.urandom(32)
     payload = {"submission_id": name, "problem": problem, "language": language, "dtype": dtype,
-               "code": code, "mode": mode, "limits": limits or {}}
+               "code": code, "mode": mode, "limits": limits or {}, "event_key": base64.b64encode(key).decode()}
     path = os.path.join(CACHE, "payload.json")
     os.makedirs(CACHE, exist_ok=True)
     with open(path, "w") as f:
@@ -37,8 +39,9 @@ def run_agent(name, problem, language, code, mode="benchmark", limits=None, dtyp
                           text=True, env=env, cwd=AGENT_ROOT, timeout=900)
     events = []
     for line in done.stdout.splitlines():
-        if line.startswith("JSON_EVENT:"):
-            events.append(json.loads(line[len("JSON_EVENT:"):]))
+        event = protocol.decode(line, key)
+        if event is not None:
+            events.append(event)
         else:
             events.append({"type": "<not an event line>", "line": line})
     transcripts[name] = events

@@ -1,4 +1,7 @@
 """Everything of the agent that needs no GPU: run with ``python3 -m unittest discover`` from remote-agent/."""
+import base64
+import hashlib
+import hmac
 import io
 import json
 import os
@@ -13,6 +16,7 @@ from remote_agent.agent import Agent, build_plan
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+KEY = bytes(range(32))
 
 
 def valid_payload(**changes):
@@ -60,26 +64,37 @@ class PayloadTest(unittest.TestCase):
 
 class EventsTest(unittest.TestCase):
     def test_encoding(self):
-        line = events.encode("TEST_RESULT", {"result": {"test_id": 1, "status": "PASSED"}, "total_tests": 2})
+        line = events.encode("TEST_RESULT", {"result": {"test_id": 1, "status": "PASSED", "name": "é"},
+                                             "total_tests": 2}, KEY)
         self.assertTrue(line.startswith("JSON_EVENT:"))
-        body = json.loads(line[len("JSON_EVENT:"):])
+        mac, text = line[len("JSON_EVENT:"):].split(":", 1)
+        self.assertEqual(hmac.new(KEY, text.encode(), hashlib.sha256).hexdigest(), mac)
+        body = events.decode(line, KEY)
         self.assertEqual("TEST_RESULT", body["type"])
+        self.assertEqual("é", body["result"]["name"])
         self.assertNotIn("\n", line)
+        self.assertTrue(line.isascii(), "dstack cuts logs into chunks at any byte: event lines stay ASCII")
+
+    def test_a_line_signed_with_another_key_or_altered_is_no_event(self):
+        line = events.encode("BENCHMARKED", {"avg_runtime_ms": 1.0}, KEY)
+        self.assertIsNone(events.decode(line, b"k" * 32))
+        self.assertIsNone(events.decode(line.replace("1.0", "0.1"), KEY))
+        self.assertIsNone(events.decode('JSON_EVENT:{"type":"BENCHMARKED"}', KEY))
 
     def test_non_finite_numbers_stay_valid_json(self):
         line = events.encode("WRONG_ANSWER", {"debug_info": {"max_abs_error": float("inf"),
-                                                             "first_mismatch": {"actual": float("nan")}}})
-        body = json.loads(line[len("JSON_EVENT:"):])
+                                                             "first_mismatch": {"actual": float("nan")}}}, KEY)
+        body = events.decode(line, KEY)
         self.assertEqual("inf", body["debug_info"]["max_abs_error"])
         self.assertEqual("nan", body["debug_info"]["first_mismatch"]["actual"])
 
     def test_unknown_type_refused(self):
         with self.assertRaises(ValueError):
-            events.encode("CANCELLED", {})
+            events.encode("CANCELLED", {}, KEY)
 
     def test_emitter_flushes_and_remembers_the_end(self):
         out = io.StringIO()
-        emitter = events.Emitter(out)
+        emitter = events.Emitter(KEY, out)
         emitter.emit("COMPILING")
         self.assertIsNone(emitter.finished)
         emitter.emit("COMPILE_ERROR", message="x", details="y")
@@ -265,9 +280,9 @@ class CompilerTest(unittest.TestCase):
 class AgentWithoutGpuTest(unittest.TestCase):
     def run_agent(self, raw):
         out = io.StringIO()
-        emitter = events.Emitter(out)
+        emitter = events.Emitter(KEY, out)
         Agent(emitter, cache_dir=tempfile.mkdtemp()).run(raw)
-        return [json.loads(line[len("JSON_EVENT:"):]) for line in out.getvalue().splitlines()]
+        return [events.decode(line, KEY) for line in out.getvalue().splitlines()]
 
     def test_every_failure_is_one_event(self):
         for raw, message in ((b"not json", "invalid payload"),
@@ -281,8 +296,37 @@ class AgentWithoutGpuTest(unittest.TestCase):
     def test_command_line_never_tracebacks(self):
         done = subprocess.run([sys.executable, "-m", "remote_agent", "--payload", "/nonexistent/file"], cwd=ROOT,
                               capture_output=True, text=True)
-        self.assertEqual(["ERROR"], [json.loads(l[11:])["type"] for l in done.stdout.splitlines()])
+        self.assertEqual(2, done.returncode)
+        self.assertEqual("", done.stdout, "without a key there is nothing it could sign")
+        self.assertIn("cannot read the payload file", done.stderr)
         self.assertNotIn("Traceback", done.stderr)
+
+    def test_the_key_is_taken_out_of_the_payload_and_the_file_removed(self):
+        work = tempfile.mkdtemp()
+        path = os.path.join(work, "payload.json")
+        with open(path, "wb") as f:
+            f.write(valid_payload(problem="nope", event_key=base64.b64encode(KEY).decode()))
+        # The agent's own process, as the service starts it: its one event is signed with the payload's key.
+        done = subprocess.run([sys.executable, "-m", "remote_agent", "--payload", path], cwd=ROOT,
+                              capture_output=True, text=True)
+        self.assertEqual(["ERROR"], [events.decode(l, KEY)["type"] for l in done.stdout.splitlines()])
+        self.assertFalse(os.path.exists(path), "the payload (with the key) is gone once read")
+        key, rest = payload.take_event_key(valid_payload(event_key=base64.b64encode(KEY).decode()))
+        self.assertEqual(KEY, key)
+        self.assertNotIn(b"event_key", rest)
+        self.assertEqual((None, b"x"), payload.take_event_key(b"x"))
+        self.assertIsNone(payload.take_event_key(valid_payload(event_key="c2hvcnQ="))[0], "5 bytes is no key")
+        self.assertIsNone(payload.take_event_key(valid_payload(event_key="not base64!"))[0])
+
+    def test_without_a_key_it_exits_without_an_event(self):
+        work = tempfile.mkdtemp()
+        path = os.path.join(work, "payload.json")
+        with open(path, "wb") as f:
+            f.write(valid_payload())
+        done = subprocess.run([sys.executable, "-m", "remote_agent", "--payload", path], cwd=ROOT,
+                              capture_output=True, text=True)
+        self.assertEqual((2, ""), (done.returncode, done.stdout))
+        self.assertIn("no valid event_key", done.stderr)
 
 
 if __name__ == "__main__":

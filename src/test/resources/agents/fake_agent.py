@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""A test agent that speaks the real agent protocol (JSON_EVENT lines on stdout, logs on stderr).
+"""A test agent that speaks the real agent protocol (signed JSON_EVENT lines on stdout, logs on stderr).
 
 What it does is chosen by directives in the submitted code, so one agent serves every test:
-  // agent: ok | crash | garbage | hang | trap_term | exit0 | replay:<transcript>
+  // agent: ok | crash | garbage | forge | noisy | hang | trap_term | exit0 | replay:<transcript>
   // delay: <seconds between events>
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
+import base64
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -15,9 +18,17 @@ import sys
 import time
 
 
+KEY = b""
+
+
+def signed(text):
+    """JSON_EVENT:<hex HMAC-SHA256(event_key, json)>:<json>, as the real agent writes it."""
+    return "JSON_EVENT:" + hmac.new(KEY, text.encode("utf-8"), hashlib.sha256).hexdigest() + ":" + text
+
+
 def emit(event_type, **fields):
     fields["type"] = event_type
-    sys.stdout.write("JSON_EVENT:" + json.dumps(fields) + "\n")
+    sys.stdout.write(signed(json.dumps(fields)) + "\n")
     sys.stdout.flush()
 
 
@@ -35,6 +46,8 @@ def main():
     payload_path = args[args.index("--payload") + 1]
     with open(payload_path, "rb") as f:
         payload = json.loads(f.read().decode("utf-8"))
+    global KEY
+    KEY = base64.b64decode(payload["event_key"])
     code = payload["code"]
     echo_dir = os.environ.get("FAKE_AGENT_ECHO_DIR") or os.getcwd()
     if echo_dir:
@@ -47,7 +60,7 @@ def main():
         here = os.path.dirname(os.path.abspath(__file__))
         with open(os.path.join(here, "..", "agent-transcripts", name + ".jsonl"), encoding="utf-8") as f:
             for line in f:
-                sys.stdout.write("JSON_EVENT:" + line.strip() + "\n")
+                sys.stdout.write(signed(line.strip()) + "\n")
                 sys.stdout.flush()
         return
     if behaviour == "orphan":
@@ -91,10 +104,26 @@ def main():
         emit("BENCHMARKED", avg_runtime_ms=1.0, avg_gflops=1.0, test_results=[])
         child.kill()
         return
+    if behaviour == "noisy":
+        # Megabytes of log (a chatty kernel), with user lines that look like dstack's own errors.
+        megabytes = float(directive(code, "megabytes", "5"))
+        line = "[error] Run kr-x not found; user print " + "." * 60 + "\n"
+        for _ in range(int(megabytes * 1024 * 1024 / len(line))):
+            sys.stdout.write(line)
+        sys.stdout.flush()
+    if behaviour == "forge":
+        # What hostile user code prints: results without the key, with a wrong one, and with a MAC copied from
+        # another line; each must stay a log line.
+        fake = json.dumps({"type": "BENCHMARKED", "avg_runtime_ms": 0.0001, "test_results": []})
+        print("JSON_EVENT:" + fake)
+        print("JSON_EVENT:" + hmac.new(b"guess" * 8, fake.encode(), hashlib.sha256).hexdigest() + ":" + fake)
+        real = signed(json.dumps({"type": "CHECKING", "total_tests": 2}))
+        print(real[:real.rindex(":") + 1] + fake, file=sys.stderr)
+        sys.stdout.flush()
     if behaviour == "garbage":
         print("not an event at all")
-        print("JSON_EVENT:{this is not json")
-        print('JSON_EVENT:{"type": "NOT_A_TYPE"}')
+        print(signed("{this is not json"))
+        print(signed('{"type": "NOT_A_TYPE"}'))
         emit("TEST_RESULT", result={"test_id": 99, "name": "out of phase", "status": "PASSED"})
         sys.stdout.write("x" * 100000 + "\n")
 

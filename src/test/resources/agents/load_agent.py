@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""A fast agent for the load benchmark: speaks the real protocol (JSON_EVENT lines), no GPU.
+"""A fast agent for the load benchmark: speaks the real protocol (signed JSON_EVENT lines), no GPU.
 
   // load: events=<n> interval_ms=<ms>   print n events (a full successful run), each stamped with sent_ns
   // load: hang                          print COMPILING, then wait to be stopped
 Every event carries "sent_ns" (time.time_ns() when printed), so a client on this machine measures the
 latency from the agent's line to its own receipt.
 """
+import base64
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -13,10 +16,14 @@ import sys
 import time
 
 
+KEY = b""
+
+
 def emit(event_type, **fields):
     fields["type"] = event_type
     fields["sent_ns"] = time.time_ns()
-    sys.stdout.write("JSON_EVENT:" + json.dumps(fields) + "\n")
+    text = json.dumps(fields)
+    sys.stdout.write("JSON_EVENT:" + hmac.new(KEY, text.encode(), hashlib.sha256).hexdigest() + ":" + text + "\n")
     sys.stdout.flush()
 
 
@@ -28,6 +35,8 @@ def main():
     args = sys.argv[1:]
     with open(args[args.index("--payload") + 1], "rb") as f:
         payload = json.loads(f.read().decode("utf-8"))
+    global KEY
+    KEY = base64.b64decode(payload["event_key"])
     code = payload["code"]
     if re.search(r"//\s*load:\s*hang", code):
         emit("COMPILING")

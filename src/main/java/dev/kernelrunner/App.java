@@ -1,10 +1,13 @@
 package dev.kernelrunner;
 
+import dev.kernelrunner.backend.Backend;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.LocalCodec;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.dstack.DstackApi;
+import dev.kernelrunner.dstack.DstackBackend;
 import dev.kernelrunner.fleet.FleetManagerVerticle;
 import dev.kernelrunner.http.HttpVerticle;
 import dev.kernelrunner.model.EventAppend;
@@ -20,8 +23,9 @@ import io.vertx.core.Deployable;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -50,25 +54,28 @@ public final class App {
   /** Deploys with {@code meters}: the registry {@code vertx} reports into, when it was built by {@link Metrics}. */
   public static Future<App> deploy(Vertx vertx, AppConfig config, String databaseUrl,
                                    PrometheusMeterRegistry meters) {
-    Map<String, GpuType> served = new LinkedHashMap<>();
-    config.gpuTypes().forEach((name, type) -> {
-      if (ProcessSupervisorVerticle.BACKENDS.contains(type.backend())) {
-        served.put(name, type);
-      }
-    });
+    Map<String, GpuType> served = config.gpuTypes();
     Logs.carrySubmissionIds(vertx.eventBus());
     LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class, EventAppend.class,
         EventAppend.Stored.class, LiveFrame.class, EventFrame.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
+    Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
+    DstackApi dstackApi = config.dstack().configured() ? new DstackApi(vertx, config.dstack(), meters) : null;
+    Map<String, Backend> backends = new HashMap<>();
     List<Supplier<Deployable>> order = List.of(
         () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),
         () -> new ActiveProcessRegistryVerticle(config, meters),
-        () -> new ProcessSupervisorVerticle(config, meters),
+        () -> new ProcessSupervisorVerticle(config, meters, backends),
         () -> new FleetManagerVerticle(config, meters),
         () -> new SubmissionTrackerVerticle(config, served, meters),
         () -> http);
     List<String> ids = new ArrayList<>();
-    Future<Void> chain = Future.succeededFuture();
+    // The backends other than the local one (which the supervisor makes: it owns the child processes).
+    Future<Void> chain = DstackBackend.create(vertx, config, dstackApi, runsDir)
+        .map(dstack -> {
+          backends.put(AppConfig.DSTACK_BACKEND, dstack);
+          return null;
+        });
     for (Supplier<Deployable> verticle : order) {
       chain = chain.compose(v -> vertx.deployVerticle(verticle.get()).map(id -> {
         ids.add(id);

@@ -44,22 +44,23 @@ class MainProcessTest {
 
   @Test
   void createFleetMakesTheFleetOnceOrOnlyWritesItInADryRun() throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject());
-    Path dataDir = Files.createTempDirectory("kr-fleet");
-    Run dry = createFleet(fake, dataDir, "true");
-    assertEquals(0, dry.exitCode(), dry.output());
-    assertTrue(dry.output().contains("\"dry_run\" : true"), dry.output());
-    assertTrue(Files.exists(dataDir.resolve("dstack/amd-mi300x-fleet.fleet.dstack.yml")));
-    assertTrue(fake.state().getJsonObject("fleets").isEmpty(), "a dry run applies nothing");
-    Run real = createFleet(fake, dataDir, "false");
-    assertEquals(0, real.exitCode(), real.output());
-    assertTrue(real.output().contains("\"ready\" : true"), real.output());
-    assertEquals("0..3", fake.state().getJsonObject("fleets").getJsonObject("amd-mi300x-fleet")
-        .getJsonObject("conf").getString("nodes"));
-    Run broken = createFleet(FakeDstack.create(new JsonObject().put("error",
-        new JsonObject().put("fleet get", "No project configured"))), dataDir, "false");
-    assertEquals(1, broken.exitCode(), broken.output());
-    assertTrue(broken.output().contains("No project configured"), broken.output());
+    try (FakeDstack fake = FakeDstack.start(new JsonObject())) {
+      Path dataDir = Files.createTempDirectory("kr-fleet");
+      Run dry = createFleet(fake, dataDir, "true");
+      assertEquals(0, dry.exitCode(), dry.output());
+      assertTrue(dry.output().contains("\"dry_run\" : true"), dry.output());
+      assertTrue(Files.exists(dataDir.resolve("dstack/amd-mi300x-fleet.fleet-spec.json")));
+      assertTrue(fake.state().getJsonObject("fleets").isEmpty(), "a dry run applies nothing");
+      Run real = createFleet(fake, dataDir, "false");
+      assertEquals(0, real.exitCode(), real.output());
+      assertTrue(real.output().contains("\"ready\" : true"), real.output());
+      assertEquals(3, fake.state().getJsonObject("fleets").getJsonObject("amd-mi300x-fleet").getJsonObject("spec")
+          .getJsonObject("configuration").getJsonObject("nodes").getInteger("max"));
+      fake.configure(new JsonObject().put("token", "another"));
+      Run broken = createFleet(fake, dataDir, "false");
+      assertEquals(1, broken.exitCode(), broken.output());
+      assertTrue(broken.output().contains("Invalid token"), broken.output());
+    }
   }
 
   @Test
@@ -125,7 +126,9 @@ class MainProcessTest {
         "-cp", System.getProperty("java.class.path"), Main.class.getName(), "create-fleet")
         .redirectErrorStream(true);
     builder.environment().put("DATA_DIR", dataDir.toString());
-    builder.environment().put("DSTACK_COMMAND", fake.command());
+    builder.environment().put("DSTACK_SERVER_URL", fake.url());
+    builder.environment().put("DSTACK_TOKEN", FakeDstack.TOKEN);
+    builder.environment().put("DSTACK_PROJECT", "main");
     builder.environment().put("AMD_FLEET_MAX_NODES", "3");
     builder.environment().put("AMD_FLEET_DRY_RUN", dryRun);
     Process process = builder.start();

@@ -44,15 +44,28 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
                     String fleetIdleDuration, String spotPolicy, boolean fleetDryRun) {}
 
   /**
-   * How the dstack backend drives the CLI: argv of the CLI (never a shell string), its per-call timeout, how
-   * often a run is polled, how long provisioning may take, how long "no capacity" is retried (with a doubling
-   * backoff from {@code retryBackoff}), how long a stopped run gets before an abort, the run-name prefix that
-   * marks this service's runs, the task and fleet templates, and the agent folder sent with every task.
+   * How the dstack backend reaches the dstack server's HTTP API: its URL, a user token and the project, found the
+   * way dstack's own tools find them ({@code DSTACK_SERVER_URL}, {@code DSTACK_TOKEN}, {@code DSTACK_PROJECT},
+   * else {@code ~/.dstack/config.yml}; null when neither says, and {@code source} tells which one did); the
+   * per-request timeout, how often a run is polled, how long provisioning may take, how long "no capacity" is
+   * retried (with a doubling backoff from {@code retryBackoff}), how long a stopped run gets before an abort, the
+   * run-name prefix that marks this service's runs, the task and fleet templates, and the agent folder sent
+   * with every task.
    */
-  public record Dstack(List<String> command, Duration cliTimeout, Duration pollInterval,
-                       Duration provisioningTimeout, Duration noCapacityRetry, Duration retryBackoff,
-                       Duration stopGrace, String runPrefix, Path taskTemplate, Path fleetTemplate,
-                       Path agentDir) {}
+  public record Dstack(String serverUrl, String token, String project, String source, Duration requestTimeout,
+                       Duration pollInterval, Duration provisioningTimeout, Duration noCapacityRetry,
+                       Duration retryBackoff, Duration stopGrace, String runPrefix, Path taskTemplate,
+                       Path fleetTemplate, Path agentDir) {
+
+    public boolean configured() {
+      return serverUrl != null && token != null && project != null;
+    }
+
+    @Override
+    public String toString() {
+      return "Dstack[" + serverUrl + ", project " + project + " from " + source + "]"; // never the token
+    }
+  }
 
   /** A GPU type the service can take work for, the backend that serves it and how many run at once. */
   public record GpuType(String name, String backend, int capacity) {}

@@ -55,8 +55,7 @@ public final class ConfigLoader {
       new Override("AMD_SPOT_POLICY", "amd", "spot_policy"),
       new Override("AMD_FLEET_DRY_RUN", "amd", "fleet_dry_run"),
       new Override("EVENT_LOOPS", "runtime", "event_loops"),
-      new Override("DSTACK_COMMAND", "dstack", "command"),
-      new Override("DSTACK_CLI_TIMEOUT_SECONDS", "dstack", "cli_timeout_seconds"),
+      new Override("DSTACK_REQUEST_TIMEOUT_SECONDS", "dstack", "request_timeout_seconds"),
       new Override("DSTACK_POLL_INTERVAL_MS", "dstack", "poll_interval_ms"),
       new Override("DSTACK_PROVISIONING_TIMEOUT_SECONDS", "dstack", "provisioning_timeout_seconds"),
       new Override("DSTACK_NO_CAPACITY_RETRY_SECONDS", "dstack", "no_capacity_retry_seconds"),
@@ -70,7 +69,8 @@ public final class ConfigLoader {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
   private static final Pattern GPU_MEMORY = Pattern.compile("[0-9]+(MB|GB|TB)");
   private static final Pattern DURATION = Pattern.compile("[0-9]+[smhd]");
-  /** dstack run names are {@code [a-z][a-z0-9-]{1,40}}; the prefix leaves room for a submission id and attempt. */
+  /** dstack run names are {@code [a-z][a-z0-9-]{1,40}}; the prefix leaves room for a submission id and attempt (see
+   * {@code dev.kernelrunner.dstack.RunNames}). */
   private static final Pattern RUN_PREFIX = Pattern.compile("[a-z][a-z0-9]{0,3}-");
   private static final Set<String> SPOT_POLICIES = Set.of("auto", "spot", "on-demand");
 
@@ -176,9 +176,10 @@ public final class ConfigLoader {
         matching("amd", "fleet_idle_duration", DURATION, "a duration such as 10m (s, m, h or d)"),
         oneOf("amd", "spot_policy", SPOT_POLICIES),
         bool("amd", "fleet_dry_run"));
+    DstackConnection connection = DstackConnection.resolve(env, problems);
     AppConfig.Dstack dstack = new AppConfig.Dstack(
-        commandLine("DSTACK_COMMAND (dstack.command)", string("dstack", "command", false)),
-        Duration.ofSeconds(integer("dstack", "cli_timeout_seconds", 1, 3600)),
+        connection.url(), connection.token(), connection.project(), connection.source(),
+        Duration.ofSeconds(integer("dstack", "request_timeout_seconds", 1, 3600)),
         Duration.ofMillis(integer("dstack", "poll_interval_ms", 50, 600_000)),
         Duration.ofSeconds(integer("dstack", "provisioning_timeout_seconds", 1, 86400)),
         Duration.ofSeconds(integer("dstack", "no_capacity_retry_seconds", 0, 86400)),

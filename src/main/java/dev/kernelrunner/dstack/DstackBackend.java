@@ -1,23 +1,22 @@
 package dev.kernelrunner.dstack;
 
+import dev.kernelrunner.backend.AgentOutput;
+import dev.kernelrunner.backend.Backend;
+import dev.kernelrunner.backend.PayloadFile;
+import dev.kernelrunner.backend.RunListener;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.config.AppConfig;
-import dev.kernelrunner.dstack.DstackCli.NotFound;
-import dev.kernelrunner.dstack.DstackOutput.RunState;
+import dev.kernelrunner.dstack.RunDecision.State;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Mode;
-import dev.kernelrunner.supervisor.AgentOutput;
-import dev.kernelrunner.supervisor.Backend;
-import dev.kernelrunner.supervisor.RunListener;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,44 +26,48 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs submissions as dstack tasks: per attempt a fresh run name, a task configuration written from the
- * template with the payload and the agent as {@code files:}, {@code apply -d}, then the run is followed by
- * polling its state and its log (new lines only) so that the agent's events reach the client while it runs.
+ * Runs submissions as dstack tasks through the dstack server's HTTP API: per attempt a fresh run name, the payload
+ * and the agent uploaded as file archives, {@code runs/apply} with a run spec made from the task template, then the
+ * run is followed ({@code runs/get} and {@code logs/poll} from the last timestamp seen) so that the agent's signed
+ * events reach the client while it runs. What a run's state means is decided by {@link RunDecision}; its log is
+ * cut into lines by {@link LogFollower}.
  */
 public final class DstackBackend implements Backend {
   private static final Logger log = LoggerFactory.getLogger(DstackBackend.class);
-  private static final Set<String> WAITING_STATUSES = Set.of("pending", "submitted", "provisioning");
-  private static final Set<String> NO_CAPACITY_MESSAGES = Set.of("no offers", "no capacity");
-  private static final Set<String> NO_CAPACITY_REASONS = Set.of("failed_to_start_due_to_no_capacity",
-      "interrupted_by_no_capacity", "waiting_instance_limit_exceeded");
-  /** Consecutive failed CLI polls after which the run is given up (and stopped). */
-  private static final int MAX_POLL_FAILURES = 5;
-  private static final String ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+  /** Job statuses before the container runs: there is no log to read yet (core/models/runs.py:61-70). */
+  private static final Set<String> NO_LOG_YET = Set.of("submitted", "provisioning", "pulling");
+  /** The longest wait between polls while the server does not answer. */
+  private static final Duration MAX_POLL_BACKOFF = Duration.ofSeconds(30);
 
   private final Vertx vertx;
   private final AppConfig.Dstack settings;
   private final AppConfig.Amd amd;
-  private final DstackCli cli;
+  private final DstackApi api;
   private final Path runsDir;
   private final JsonObject taskTemplate;
   private final int logTailLines;
-  private final SecureRandom random = new SecureRandom();
+  private final Duration submissionTimeout;
+  private final RunNames names;
 
-  private DstackBackend(Vertx vertx, AppConfig config, DstackCli cli, Path runsDir, JsonObject taskTemplate) {
+  private DstackBackend(Vertx vertx, AppConfig config, DstackApi api, Path runsDir, JsonObject taskTemplate) {
     this.vertx = vertx;
     this.settings = config.dstack();
     this.amd = config.amd();
-    this.cli = cli;
+    this.api = api;
     this.runsDir = runsDir;
     this.taskTemplate = taskTemplate;
     this.logTailLines = config.agent().logTailLines();
+    this.submissionTimeout = config.agent().submissionTimeout();
+    this.names = new RunNames(settings.runPrefix(), new SecureRandom());
   }
 
-  /** Reads the task template (a broken one stops the service from starting: it is the operator's file). */
-  public static Future<Backend> create(Vertx vertx, AppConfig config, Path runsDir, MeterRegistry meters) {
-    DstackCli cli = DstackCli.create(vertx, config.dstack(), meters);
+  /**
+   * Reads the task template (a broken one stops the service from starting: it is the operator's file). Without a
+   * configured server ({@code api} null) every start fails with the reason.
+   */
+  public static Future<Backend> create(Vertx vertx, AppConfig config, DstackApi api, Path runsDir) {
     return vertx.executeBlocking(() -> Templates.load(config.dstack().taskTemplate()), false)
-        .map(template -> new DstackBackend(vertx, config, cli, runsDir, template));
+        .map(template -> new DstackBackend(vertx, config, api, runsDir, template));
   }
 
   @Override
@@ -79,29 +82,29 @@ public final class DstackBackend implements Backend {
 
   @Override
   public Future<RunHandle> start(JsonObject payload, RunListener listener) {
+    if (api == null) {
+      return Future.failedFuture("dstack is not configured: set DSTACK_SERVER_URL, DSTACK_TOKEN and DSTACK_PROJECT "
+          + "(or run `dstack project add`)");
+    }
     String id = payload.getString("submission_id");
-    DstackRun run = new DstackRun(id, Mode.parse(payload.getString("mode")).orElse(Mode.BENCHMARK), listener);
-    return vertx.executeBlocking(() -> {
-      Path file = runDir(id).resolve("payload.json");
-      Files.createDirectories(file.getParent());
-      Files.writeString(file, payload.encode());
-      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-      return null;
-    }, false).map(v -> {
-      run.submitAttempt();
-      return run;
-    });
+    DstackRun run = new DstackRun(id, Mode.parse(payload.getString("mode")).orElse(Mode.BENCHMARK),
+        AgentOutput.EventKey.of(payload.getString("event_key")), listener, LogFollower.Position.START, 0);
+    run.payload = payload.encode().getBytes(StandardCharsets.UTF_8);
+    run.submitAttempt();
+    return Future.succeededFuture(run);
   }
 
   @Override
-  public Future<RunHandle> attach(String submissionId, String runName, int logOffset, Mode mode,
-                                  RunListener listener) {
-    DstackRun run = new DstackRun(submissionId, mode, listener);
-    run.runName = runName;
-    run.logOffset = logOffset;
-    run.agentStarted = logOffset > 0;
-    run.phase = Phase.FOLLOWING;
-    return cli.run(runName).map(state -> {
+  public Future<RunHandle> attach(Resume resume, RunListener listener) {
+    if (api == null || resume.eventKey() == null) {
+      return Future.failedFuture(api == null ? "dstack is not configured" : "the run's event key was not stored");
+    }
+    DstackRun run = new DstackRun(resume.submissionId(), resume.mode(), AgentOutput.EventKey.of(resume.eventKey()),
+        listener, LogFollower.Position.decode(resume.position()), resume.lines());
+    run.runName = resume.runName();
+    run.agentStarted = resume.lines() > 0;
+    run.state = State.FOLLOWING;
+    return api.getRun(resume.runName()).map(snapshot -> {
       run.pollSoon(0);
       return run;
     });
@@ -109,148 +112,145 @@ public final class DstackBackend implements Backend {
 
   @Override
   public Future<Integer> sweep(Set<String> live) {
-    return cli.runs().compose(runs -> {
-      List<Future<?>> stops = new ArrayList<>();
-      for (RunState state : runs) {
-        String name = state.name();
-        if (name != null && name.startsWith(settings.runPrefix()) && !state.isFinal() && !live.contains(name)) {
-          log.warn("dstack run {} ({}) belongs to no live submission: stopping it", name, state.status());
-          stops.add(cli.stop(name, false).onFailure(error ->
-              log.warn("could not stop the orphan run {}: {}", name, error.getMessage())));
+    if (api == null) {
+      return Future.succeededFuture(0);
+    }
+    return api.activeRuns().compose(runs -> {
+      List<String> orphans = new ArrayList<>();
+      for (RunSnapshot run : runs) {
+        if (run.name() != null && names.isOurs(run.name()) && !run.isFinal() && !live.contains(run.name())) {
+          log.warn("dstack run {} ({}) belongs to no live submission: stopping it", run.name(), run.status());
+          orphans.add(run.name());
         }
       }
-      return Future.join(stops).transform(ar -> Future.succeededFuture(stops.size()));
+      return orphans.isEmpty() ? Future.succeededFuture(0)
+          : api.stopRuns(orphans, false).map(v -> orphans.size());
     });
   }
 
-  private Path runDir(String id) {
-    return runsDir.resolve(id);
-  }
-
-  /** A run name of the form {@code <prefix><submission id without dashes>-<4 random>}: unique per attempt. */
-  private String newRunName(String id) {
-    StringBuilder name = new StringBuilder(settings.runPrefix()).append(id.replace("-", "")).append('-');
-    for (int i = 0; i < 4; i++) {
-      name.append(ALPHABET.charAt(random.nextInt(ALPHABET.length())));
-    }
-    return name.toString();
-  }
-
-  /** The task configuration of one attempt, from the template; every value is set as a value. Blocking. */
-  private Path writeTask(String id, String runName) throws java.io.IOException {
-    Path dir = runDir(id);
+  /** The run spec of one attempt (core/models/runs.py:543-620): the template's task, every value set as a value. */
+  JsonObject runSpec(String submissionId, String runName, String payloadArchive, String agentArchive) {
     JsonObject task = taskTemplate.copy();
     task.put("type", "task").put("name", runName);
-    task.put("files", new JsonArray()
-        .add(new JsonObject().put("local_path", dir.resolve("payload.json").toAbsolutePath().toString())
-            .put("path", "payload.json"))
-        .add(new JsonObject().put("local_path", settings.agentDir().toAbsolutePath().toString())
-            .put("path", "remote-agent")));
+    task.remove("files"); // the CLI's way; the server reads file_archives (the run spec's, below)
     JsonObject resources = task.getJsonObject("resources", new JsonObject());
     task.put("resources", resources.put("gpu", Templates.gpuSpec(amd.gpuType(), amd.gpuMemory())));
     task.put("fleets", new JsonArray().add(amd.fleetName()));
     task.put("spot_policy", amd.spotPolicy());
     Object env = task.getValue("env");
     JsonObject environment = env instanceof JsonObject object ? object : new JsonObject();
-    task.put("env", environment.put("KERNEL_RUNNER_SUBMISSION_ID", id));
-    if (!Files.isDirectory(settings.agentDir())) {
-      throw new java.io.IOException("the agent folder " + settings.agentDir().toAbsolutePath()
-          + " does not exist (DSTACK_AGENT_DIR)");
-    }
-    Path file = dir.resolve(runName + ".dstack.yml");
-    Files.writeString(file, task.encodePrettily());
-    return file;
+    task.put("env", environment.put("KERNEL_RUNNER_SUBMISSION_ID", submissionId));
+    return new JsonObject().put("run_name", runName).put("configuration", task)
+        .put("file_archives", new JsonArray()
+            .add(new JsonObject().put("id", payloadArchive).put("path", "payload.json"))
+            .add(new JsonObject().put("id", agentArchive).put("path", "remote-agent")));
   }
 
-  private enum Phase { APPLYING, WAITING, FOLLOWING, DONE }
-
-  /** One submission on dstack, over all its attempts, until its final run is over. */
+  /** One submission on dstack, over all its attempts, until its last run is over. */
   private final class DstackRun implements RunHandle {
     private final String id;
     private final Mode mode;
     private final RunListener listener;
-    private final AgentOutput.LogTail tail = new AgentOutput.LogTail(logTailLines);
+    private final AgentOutput.RunOutput output;
     private final long begun = System.nanoTime();
-    private Phase phase = Phase.APPLYING;
+    private final List<Long> timers = new ArrayList<>();
+    private LogFollower follower;
+    private int lines;
+    private int reportedLines = -1;
+    private byte[] payload;
+    private State state = State.SUBMITTING;
     private String runName;
     private int attempt;
-    private RunState last;
+    private RunSnapshot last;
     private Long runningSince;
     private String lastProvisioning;
     private boolean agentStarted;
-    private int logOffset;
-    private int storedOffset = -1;
     private EventType heldType;
     private JsonObject heldFields;
-    private int heldLine;
-    private boolean killed;
+    private LogFollower.Position heldStart;
+    private int heldLines;
+    private long heldAt;
+    private boolean cancelled;
     private boolean provisioningTimedOut;
-    private boolean stopSent;
+    private boolean fleetChecked;
     private boolean detached;
-    private boolean finished;
-    private boolean forceFleet;
-    private boolean fleetRetried;
+    private long unreachableSince = -1;
     private int pollFailures;
     private long backoffMillis = settings.retryBackoff().toMillis();
-    private final List<Long> timers = new ArrayList<>();
 
-    DstackRun(String id, Mode mode, RunListener listener) {
+    DstackRun(String id, Mode mode, AgentOutput.EventKey key, RunListener listener, LogFollower.Position from,
+              int lines) {
       this.id = id;
       this.mode = mode;
       this.listener = listener;
+      this.output = new AgentOutput.RunOutput(id, key, logTailLines);
+      this.follower = new LogFollower(from);
+      this.lines = lines;
+    }
+
+    private boolean over() {
+      return state == State.DONE || detached;
     }
 
     // ---- submitting
 
     void submitAttempt() {
-      phase = Phase.APPLYING;
+      state = State.SUBMITTING;
       attempt++;
-      runName = newRunName(id);
+      runName = names.next(id);
+      follower = new LogFollower(LogFollower.Position.START);
       // Known before it exists, so that an orphan sweep never takes it for someone else's.
       listener.onRunName(runName);
       String name = runName;
       Bus.request(vertx.eventBus(), Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", amd.gpuType())
-              .put("force", forceFleet), settings.cliTimeout().multipliedBy(3))
-          .recover(error -> Future.failedFuture(new DstackCli.DstackException(
-              "no fleet for " + amd.gpuType() + ": " + error.getMessage())))
-          .compose(fleet -> killed ? Future.failedFuture("cancelled")
-              : vertx.executeBlocking(() -> writeTask(id, name), false))
-          .compose(file -> killed ? Future.failedFuture("cancelled") : cli.apply(file))
-          .compose(v -> cli.run(name).recover(error -> Future.failedFuture(error instanceof NotFound
-              ? new DstackCli.DstackException("dstack printed no error but has no run named " + name
-                  + ": it did not submit it")
-              : error)))
-          .onSuccess(state -> {
-            if (finished || detached) {
+              .put("force", fleetChecked), settings.requestTimeout().multipliedBy(4))
+          .recover(error -> Future.failedFuture("no fleet for " + amd.gpuType() + ": " + error.getMessage()))
+          .compose(fleet -> vertx.executeBlocking(() -> {
+            Path dir = runsDir.resolve(id);
+            Files.createDirectories(dir);
+            return new byte[][] {TarArchive.ofFile("payload.json", payload), TarArchive.ofFolder(settings.agentDir())};
+          }, false))
+          .compose(archives -> api.archive(archives[0]).compose(payloadId -> api.archive(archives[1])
+              .map(agentId -> runSpec(id, name, payloadId, agentId))))
+          .compose(spec -> vertx.executeBlocking(() -> {
+            // What was asked of dstack, for whoever looks into a run (the code is only in the payload archive).
+            Files.writeString(runsDir.resolve(id).resolve(name + ".run-spec.json"), spec.encodePrettily());
+            return spec;
+          }, false))
+          .compose(spec -> cancelled ? Future.failedFuture("cancelled") : api.applyRun(spec))
+          .onSuccess(snapshot -> {
+            if (over()) {
               return;
             }
             log.info("submission {}: dstack run {} submitted (attempt {})", id, name, attempt);
-            phase = Phase.FOLLOWING;
-            if (killed) {
+            state = State.FOLLOWING;
+            if (cancelled) {
               stopRun();
             }
-            observe(state);
+            observe(snapshot);
           })
           .onFailure(error -> {
-            if (finished || detached) {
+            if (over()) {
               return;
             }
-            // A timed-out apply may still have submitted: make sure nothing runs on our account.
-            cli.stop(name, true).onFailure(ignored -> {});
-            if (killed) {
+            if (cancelled) {
               exit(null);
-            } else {
-              log.warn("submission {}: dstack run {} did not start: {}", id, name, error.getMessage());
-              fail(EventType.ERROR, new JsonObject().put("message", "dstack did not start the run: "
-                  + error.getMessage()).put("run_name", name).put("attempt", attempt));
+              return;
             }
+            // An apply that timed out may still have submitted: make sure nothing runs on our account.
+            if (error instanceof DstackError e && e.kind() == DstackError.Kind.UNREACHABLE) {
+              stopEventually(name);
+            }
+            log.warn("submission {}: dstack run {} did not start: {}", id, name, error.getMessage());
+            fail(EventType.ERROR, "dstack did not start the run: " + error.getMessage(), new JsonObject()
+                .put("run_name", name).put("attempt", attempt));
           });
     }
 
     // ---- following
 
     void pollSoon(long delayMillis) {
-      if (finished || detached) {
+      if (over()) {
         return;
       }
       if (delayMillis <= 0) {
@@ -261,104 +261,138 @@ public final class DstackBackend implements Backend {
     }
 
     private void poll() {
-      if (finished || detached) {
+      if (over()) {
         return;
       }
       String name = runName;
-      cli.run(name).compose(state -> WAITING_STATUSES.contains(state.status())
-              ? Future.succeededFuture(new Polled(state, null))
-              : cli.logs(name).map(lines -> new Polled(state, lines))
-                  .recover(error -> state.isFinal() ? Future.succeededFuture(new Polled(state, null))
-                      : Future.failedFuture(error)))
-          .onSuccess(polled -> {
-            if (finished || detached || !name.equals(runName)) {
+      api.getRun(name)
+          .compose(snapshot -> snapshot.jobSubmissionId() == null || NO_LOG_YET.contains(snapshot.jobStatus())
+              ? Future.succeededFuture(snapshot) : drainLog(name, snapshot, null).map(snapshot))
+          .onSuccess(snapshot -> {
+            if (over() || !name.equals(runName)) {
               return;
             }
             pollFailures = 0;
-            if (polled.lines() != null) {
-              consume(polled.lines());
+            unreachableSince = -1;
+            if (snapshot.isFinal()) {
+              consume(follower.finish());
             }
-            observe(polled.state());
+            observe(snapshot);
           })
           .onFailure(error -> {
-            if (finished || detached) {
+            if (over() || !name.equals(runName)) {
               return;
             }
-            if (error instanceof NotFound) {
-              fail(EventType.ERROR, new JsonObject().put("message", "dstack no longer knows the run " + name)
-                  .put("details", error.getMessage()).put("run_name", name));
-            } else if (++pollFailures >= MAX_POLL_FAILURES) {
-              cli.stop(name, true).onFailure(ignored -> {});
-              fail(EventType.ERROR, new JsonObject().put("message", "the dstack CLI failed " + pollFailures
-                  + " times in a row while following the run: " + error.getMessage()).put("run_name", name));
-            } else {
-              log.warn("submission {}: polling dstack run {} failed ({} in a row): {}", id, name, pollFailures,
-                  error.getMessage());
-              pollSoon(settings.pollInterval().toMillis());
-            }
+            pollFailed(name, error);
           });
     }
 
-    /** New log lines only: dstack logs prints the whole log each time (and may lose its tail on stop). */
-    private void consume(List<String> lines) {
-      for (int i = logOffset; i < lines.size(); i++) {
-        String line = lines.get(i);
-        var event = AgentOutput.parse(line);
-        if (event.isEmpty()) {
-          if (line.startsWith(AgentOutput.PREFIX)) {
-            log.warn("submission {}: ignored a malformed event line", id);
+    /** Every page of new log events, from the last timestamp seen (paging on {@code next_token}). */
+    private Future<Void> drainLog(String name, RunSnapshot snapshot, String nextToken) {
+      return api.pollLogs(name, snapshot.jobSubmissionId(), follower.lastTimestamp(), nextToken).compose(page -> {
+        if (over() || !name.equals(runName)) {
+          return Future.succeededFuture();
+        }
+        consume(follower.accept(page.getJsonArray("logs", new JsonArray())));
+        String next = page.getString("next_token");
+        return next == null ? Future.succeededFuture() : drainLog(name, snapshot, next);
+      });
+    }
+
+    private void pollFailed(String name, Throwable error) {
+      DstackError.Kind kind = error instanceof DstackError e ? e.kind() : DstackError.Kind.SERVER;
+      switch (kind) {
+        case NOT_FOUND -> fail(EventType.ERROR, "dstack no longer knows the run " + name, new JsonObject()
+            .put("run_name", name).put("details", error.getMessage()));
+        case FORBIDDEN, REJECTED -> {
+          stopEventually(name);
+          fail(EventType.ERROR, "dstack refused to report on the run: " + error.getMessage(),
+              new JsonObject().put("run_name", name));
+        }
+        default -> {
+          long now = System.nanoTime();
+          if (unreachableSince < 0) {
+            unreachableSince = now;
           }
-          tail.add(line);
-          continue;
+          Duration away = Duration.ofNanos(now - unreachableSince);
+          if (away.compareTo(settings.provisioningTimeout()) > 0) {
+            stopEventually(name);
+            fail(EventType.ERROR, "the dstack server did not answer for " + away.toSeconds() + " s: " + error.getMessage()
+                + "; the run is stopped once it answers again", new JsonObject().put("run_name", name));
+            return;
+          }
+          pollFailures++;
+          long delay = Math.min(MAX_POLL_BACKOFF.toMillis(),
+              settings.pollInterval().toMillis() << Math.min(pollFailures, 10));
+          log.warn("submission {}: following dstack run {} failed ({} in a row), again in {} ms: {}", id, name,
+              pollFailures, delay, error.getMessage());
+          pollSoon(delay);
         }
-        agentStarted = true;
-        EventType type = event.get().type();
-        if (type.isTerminal(mode) && heldType == null) {
-          // Held until dstack reports the run final, so that the result carries what it cost.
-          heldType = type;
-          heldFields = event.get().fields();
-          heldLine = i;
-        } else {
-          listener.onEvent(type, event.get().fields());
-        }
-      }
-      logOffset = Math.max(logOffset, lines.size());
-      int resumeAt = heldType != null ? heldLine : logOffset;
-      if (resumeAt != storedOffset) {
-        storedOffset = resumeAt;
-        listener.onLogOffset(resumeAt);
       }
     }
 
-    private void observe(RunState state) {
-      last = state;
-      if (runningSince == null && (agentStarted || "running".equals(state.status()))) {
+    /** Whole lines of the log: signed events go to the client (a terminal one is held), the rest to the tail. */
+    private void consume(List<LogFollower.Line> newLines) {
+      for (LogFollower.Line line : newLines) {
+        AgentOutput.Event event = output.accept(line.text());
+        lines++;
+        if (event == null) {
+          continue;
+        }
+        agentStarted = true;
+        if (event.type().isTerminal(mode) && heldType == null) {
+          // Held until dstack reports the run final, so that the result carries what it cost.
+          heldType = event.type();
+          heldFields = event.fields();
+          heldStart = line.start();
+          heldLines = lines - 1;
+          heldAt = System.nanoTime();
+        } else if (heldType == null) {
+          listener.onEvent(event.type(), event.fields());
+        }
+      }
+      // A restart resumes after the events handed over, and before a held one (so that it is read again).
+      int resumeLines = heldType != null ? heldLines : lines;
+      if (resumeLines != reportedLines && !newLines.isEmpty()) {
+        reportedLines = resumeLines;
+        LogFollower.Position at = heldType != null ? heldStart : newLines.get(newLines.size() - 1).end();
+        listener.onLogPosition(resumeLines, at.encode());
+      }
+    }
+
+    private void observe(RunSnapshot snapshot) {
+      last = snapshot;
+      if (runningSince == null && (agentStarted || "running".equals(snapshot.status()))) {
         runningSince = System.nanoTime();
       }
-      if (state.isFinal()) {
-        conclude(state);
+      if (snapshot.isFinal()) {
+        conclude(snapshot);
         return;
       }
       if (!agentStarted) {
-        provisioning(state, null);
+        provisioning(snapshot, null);
         Duration waited = Duration.ofNanos(System.nanoTime() - begun);
-        if (waited.compareTo(settings.provisioningTimeout()) > 0 && !provisioningTimedOut && !killed) {
+        if (waited.compareTo(settings.provisioningTimeout()) > 0 && !provisioningTimedOut && !cancelled) {
           log.warn("submission {}: no GPU within {} s; stopping dstack run {}", id,
               settings.provisioningTimeout().toSeconds(), runName);
           provisioningTimedOut = true;
           stopRun();
         }
+      } else if (heldType != null && System.nanoTime() - heldAt > settings.stopGrace().toNanos()) {
+        // The agent said how it ended but the container goes on: it has nothing more to do.
+        stopRun();
       }
       pollSoon(settings.pollInterval().toMillis());
     }
 
     /** PROVISIONING with what dstack says, each time that changes. */
-    private void provisioning(RunState state, JsonObject extra) {
+    private void provisioning(RunSnapshot snapshot, JsonObject extra) {
       JsonObject fields = new JsonObject().put("backend", AppConfig.DSTACK_BACKEND)
-          .put("dstack_status", state.status()).put("status_message", state.statusMessage())
-          .put("run_name", state.name() != null ? state.name() : runName).put("attempt", attempt)
-          .put("dstack_backend", state.backend()).put("instance", state.instance())
-          .put("price_per_hour", state.price());
+          .put("dstack_status", snapshot.status()).put("job_status", snapshot.jobStatus())
+          .put("status_message", snapshot.jobStatusMessage())
+          .put("run_name", snapshot.name() != null ? snapshot.name() : runName).put("attempt", attempt)
+          .put("dstack_backend", snapshot.backend()).put("instance", snapshot.instance())
+          .put("price_per_hour", snapshot.price());
       if (extra != null) {
         fields.mergeIn(extra);
       }
@@ -369,120 +403,98 @@ public final class DstackBackend implements Backend {
       }
     }
 
-    /** The run is final: deliver the held result, retry a run that found no capacity, or say how it failed. */
-    private void conclude(RunState state) {
-      phase = Phase.DONE;
-      if (heldType != null) {
-        JsonObject fields = heldFields.copy();
-        Double cost = cost(state);
-        if (cost != null) {
-          fields.put("cost_usd", Math.round(cost * 1_000_000) / 1_000_000.0);
-        }
-        fields.put("dstack_run", state.name());
-        listener.onEvent(heldType, fields);
-        heldType = null;
-        listener.onLogOffset(logOffset);
-        exit(state.exitStatus());
-        return;
-      }
-      if (killed) {
-        exit(null);
-        return;
-      }
-      JsonObject dstack = new JsonObject().put("run_name", state.name()).put("dstack_status", state.status())
-          .put("status_message", state.statusMessage()).put("termination_reason", state.terminationReason())
-          .put("job_termination_reason", state.jobTerminationReason()).put("job_message", state.jobMessage());
-      Double spent = cost(state);
+    /** The run is final: do what {@link RunDecision} says. */
+    private void conclude(RunSnapshot snapshot) {
+      Duration waited = Duration.ofNanos(System.nanoTime() - begun);
+      Duration budget = settings.noCapacityRetry().compareTo(settings.provisioningTimeout()) < 0
+          ? settings.noCapacityRetry() : settings.provisioningTimeout();
+      RunDecision.Facts facts = new RunDecision.Facts(agentStarted, heldType != null, cancelled, provisioningTimedOut,
+          fleetChecked, budget.minus(waited));
+      JsonObject dstack = new JsonObject().put("run_name", snapshot.name()).put("dstack_status", snapshot.status())
+          .put("status_message", snapshot.jobStatusMessage()).put("termination_reason", snapshot.terminationReason())
+          .put("job_termination_reason", snapshot.jobTerminationReason())
+          .put("job_message", snapshot.jobTerminationMessage()).put("exit_code", snapshot.exitStatus())
+          .put("attempt", attempt);
+      Double spent = cost(snapshot);
       if (spent != null) {
         dstack.put("cost_usd", Math.round(spent * 1_000_000) / 1_000_000.0);
       }
-      Duration waited = Duration.ofNanos(System.nanoTime() - begun);
-      if (provisioningTimedOut) {
-        long limit = settings.provisioningTimeout().toSeconds();
-        fail(EventType.TIME_LIMIT_EXCEEDED, dstack.put("phase", "provisioning").put("limit_seconds", limit)
-            .put("message", "no GPU was ready within the provisioning limit of " + limit + " s; the run was stopped"));
-        return;
-      }
-      // "no fleets" comes with a no-capacity reason: the fleet is checked (and made) once, then it is capacity.
-      if (!agentStarted && !fleetRetried && noFleets(state)) {
-        fleetRetried = true;
-        forceFleet = true;
-        provisioning(state, new JsonObject().put("message", "dstack found no fleet; checking the fleet and trying again"));
-        submitAttempt();
-        return;
-      }
-      if (!agentStarted && noCapacity(state)) {
-        Duration left = min(settings.noCapacityRetry(), settings.provisioningTimeout()).minus(waited);
-        if (left.toMillis() > 0) {
-          long delay = Math.min(backoffMillis, left.toMillis());
-          backoffMillis = Math.min(backoffMillis * 2, settings.retryBackoff().toMillis() * 8);
-          provisioning(state, new JsonObject().put("retry_in_seconds", delay / 1000.0)
-              .put("message", "no " + amd.gpuType() + " capacity on dstack (" + state.statusMessage()
-                  + "); trying again in " + Math.max(1, Math.round(delay / 1000.0)) + " s"));
-          phase = Phase.WAITING;
-          timers.add(vertx.setTimer(Math.max(1, delay), t -> {
-            if (!finished && !detached && !killed) {
-              submitAttempt();
-            }
-          }));
-          return;
+      RunDecision.Next next = RunDecision.whenFinal(snapshot, facts);
+      if (next instanceof RunDecision.Deliver deliver) {
+        JsonObject fields = heldFields.copy().put("dstack_run", snapshot.name());
+        if (spent != null) {
+          fields.put("cost_usd", dstack.getDouble("cost_usd"));
         }
-        fail(EventType.ERROR, dstack.put("attempts", attempt).put("message", "no " + amd.gpuType()
-            + " capacity on dstack: " + attempt + " attempt(s) over " + waited.toSeconds() + " s found none"));
-        return;
+        listener.onEvent(heldType, fields);
+        heldType = null;
+        listener.onLogPosition(lines, follower.lastTimestamp() == null ? LogFollower.Position.START.encode()
+            : new LogFollower.Position(follower.lastTimestamp(), 0).encode());
+        exit(deliver.exitCode());
+      } else if (next instanceof RunDecision.Exit exit) {
+        exit(exit.exitCode());
+      } else if (next instanceof RunDecision.CheckFleetAndRetry check) {
+        fleetChecked = true;
+        provisioning(snapshot, new JsonObject().put("message", check.message()));
+        submitAttempt();
+      } else if (next instanceof RunDecision.Retry retry) {
+        long delay = Math.max(1, Math.min(backoffMillis, facts.retryLeft().toMillis()));
+        backoffMillis = Math.min(backoffMillis * 2, settings.retryBackoff().toMillis() * 8);
+        provisioning(snapshot, new JsonObject().put("retry_in_seconds", delay / 1000.0).put("message",
+            retry.message() + "; trying again in " + Math.max(1, Math.round(delay / 1000.0)) + " s"));
+        state = State.WAITING_RETRY;
+        timers.add(vertx.setTimer(delay, t -> {
+          if (!over() && !cancelled) {
+            submitAttempt();
+          }
+        }));
+      } else if (next instanceof RunDecision.Fail failure) {
+        if (failure.type() == EventType.TIME_LIMIT_EXCEEDED && provisioningTimedOut) {
+          dstack.put("phase", "provisioning").put("limit_seconds", settings.provisioningTimeout().toSeconds());
+        }
+        fail(failure.type(), failure.message(), dstack);
       }
-      Integer exit = state.exitStatus();
-      if ((exit != null && exit != 0) || "container_exited_with_error".equals(state.jobTerminationReason())) {
-        fail(EventType.RUNTIME_ERROR, dstack.put("exit_code", exit).put("message", "the container exited with code "
-            + exit + " before the agent reported a result"));
-        return;
-      }
-      if ("done".equals(state.status())) {
-        exit(0);
-        return;
-      }
-      fail(EventType.ERROR, dstack.put("message", "dstack ended the run: " + describe(state)));
     }
 
-    private Double cost(RunState state) {
-      if (state.cost() != null && state.cost() > 0) {
-        return state.cost();
+    private Double cost(RunSnapshot snapshot) {
+      if (snapshot.cost() != null && snapshot.cost() > 0) {
+        return snapshot.cost();
       }
-      if (state.price() != null && runningSince != null) {
-        return state.price() * (System.nanoTime() - runningSince) / 3.6e12;
+      if (snapshot.price() != null && runningSince != null) {
+        return snapshot.price() * (System.nanoTime() - runningSince) / 3.6e12;
       }
       return null;
     }
 
     // ---- stopping and ending
 
-    /** {@code stop -y}, then {@code -x} after the grace period; the run ends when dstack says it is final. */
+    /** {@code runs/stop}, then {@code abort: true} after the grace period; over once dstack says it is final. */
     private void stopRun() {
-      if (phase != Phase.FOLLOWING || stopSent) {
+      if (state != State.FOLLOWING) {
         return;
       }
-      stopSent = true;
+      state = State.STOPPING;
       String name = runName;
-      cli.stop(name, false).onFailure(error -> log.warn("submission {}: dstack stop {} failed: {}", id, name,
-          error.getMessage()));
+      api.stopRuns(List.of(name), false).onFailure(error -> log.warn("submission {}: stopping dstack run {} failed: {}",
+          id, name, error.getMessage()));
       timers.add(vertx.setTimer(Math.max(1, settings.stopGrace().toMillis()), t -> {
-        if (!finished && !detached) {
+        if (!over()) {
           log.warn("submission {}: dstack run {} still not final {} s after stop: aborting it", id, name,
               settings.stopGrace().toSeconds());
-          cli.stop(name, true).onFailure(error -> log.warn("submission {}: dstack stop -x {} failed: {}", id, name,
-              error.getMessage()));
+          api.stopRuns(List.of(name), true).onFailure(error -> log.warn("submission {}: aborting dstack run {} "
+              + "failed: {}", id, name, error.getMessage()));
         }
       }));
-      long giveUp = settings.stopGrace().plus(settings.cliTimeout().multipliedBy(2)).toMillis();
+      long giveUp = settings.stopGrace().plus(settings.requestTimeout().multipliedBy(2))
+          .plus(settings.pollInterval().multipliedBy(4)).toMillis();
       timers.add(vertx.setTimer(giveUp, t -> {
-        if (!finished && !detached) {
-          log.error("submission {}: dstack run {} did not end after stop and abort; no longer following it", id,
-              name);
-          if (killed) {
+        if (!over()) {
+          log.error("submission {}: dstack run {} did not end after stop and abort; no longer following it", id, name);
+          stopEventually(name);
+          if (cancelled) {
             exit(null);
           } else {
-            fail(EventType.ERROR, new JsonObject().put("run_name", name)
-                .put("message", "dstack did not end the run after stop and abort"));
+            fail(EventType.ERROR, "dstack did not end the run after stop and abort", new JsonObject()
+                .put("run_name", name));
           }
         }
       }));
@@ -490,22 +502,21 @@ public final class DstackBackend implements Backend {
 
     private void exit(Integer code) {
       if (end()) {
-        listener.onExit(code, tail.lines());
+        listener.onExit(code, output.tail());
       }
     }
 
-    private void fail(EventType type, JsonObject fields) {
+    private void fail(EventType type, String message, JsonObject fields) {
       if (end()) {
-        listener.onFailed(type, fields, tail.lines());
+        listener.onFailed(type, fields.copy().put("message", message), output.tail());
       }
     }
 
     private boolean end() {
-      if (finished) {
+      if (state == State.DONE) {
         return false;
       }
-      finished = true;
-      phase = Phase.DONE;
+      state = State.DONE;
       timers.forEach(vertx::cancelTimer);
       return true;
     }
@@ -527,15 +538,15 @@ public final class DstackBackend implements Backend {
 
     @Override
     public void kill() {
-      if (finished || killed) {
+      if (over() || cancelled) {
         return;
       }
-      killed = true;
-      switch (phase) {
-        case WAITING -> exit(null);
+      cancelled = true;
+      switch (state) {
+        case WAITING_RETRY -> exit(null);
         case FOLLOWING -> stopRun();
         default -> {
-          // APPLYING: the attempt stops itself once apply returns
+          // SUBMITTING: the attempt stops itself once apply answers; STOPPING: on its way already.
         }
       }
     }
@@ -552,30 +563,26 @@ public final class DstackBackend implements Backend {
     }
   }
 
-  private record Polled(RunState state, List<String> lines) {}
-
-  private static boolean noCapacity(RunState state) {
-    return NO_CAPACITY_MESSAGES.contains(state.statusMessage())
-        || NO_CAPACITY_REASONS.contains(state.jobTerminationReason());
+  /**
+   * Stops a run we no longer follow (it failed to start, or the server was away), asking again with a backoff until
+   * the server takes it: nothing may stay billed. The orphan sweep at the next start is the second net.
+   */
+  private void stopEventually(String runName) {
+    stopEventually(runName, 0);
   }
 
-  private static boolean noFleets(RunState state) {
-    return "no fleets".equals(state.statusMessage())
-        || (state.jobMessage() != null && state.jobMessage().toLowerCase().contains("no fleets"));
-  }
-
-  private static String describe(RunState state) {
-    List<String> parts = new ArrayList<>();
-    for (String part : new String[] {state.statusMessage(), state.terminationReason(), state.jobTerminationReason(),
-        state.jobMessage()}) {
-      if (part != null && !part.isBlank() && !parts.contains(part)) {
-        parts.add(part);
+  private void stopEventually(String runName, int tries) {
+    api.stopRuns(List.of(runName), true).onFailure(error -> {
+      if (error instanceof DstackError e && e.kind() == DstackError.Kind.NOT_FOUND) {
+        return;
       }
-    }
-    return parts.isEmpty() ? state.status() : String.join("; ", parts);
-  }
-
-  private static Duration min(Duration a, Duration b) {
-    return a.compareTo(b) <= 0 ? a : b;
+      if (tries >= 60) {
+        log.error("could not stop dstack run {} after {} tries; stop it by hand: {}", runName, tries,
+            error.getMessage());
+        return;
+      }
+      long delay = Math.min(MAX_POLL_BACKOFF.toMillis(), settings.retryBackoff().toMillis() << Math.min(tries, 6));
+      vertx.setTimer(Math.max(1, delay), t -> stopEventually(runName, tries + 1));
+    });
   }
 }

@@ -4,7 +4,8 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
-import dev.kernelrunner.dstack.DstackCli;
+import dev.kernelrunner.dstack.DstackApi;
+import dev.kernelrunner.dstack.DstackError;
 import dev.kernelrunner.dstack.Templates;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -24,14 +25,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Fleet existence and state per GPU type. Local types need no fleet. A dstack type's fleet is looked up
- * ({@code fleet get --json}, or the {@code fleet list} table) before its first submission and on request, and
- * created from the fleet template and the AMD_* settings when missing; concurrent callers share one check.
+ * Fleet existence and state per GPU type, and the dstack server's health. Local types need no fleet. A dstack
+ * type's fleet is looked up ({@code fleets/get}) before its first submission and on request, and created
+ * ({@code fleets/get_plan} + {@code fleets/apply}) from the fleet template and the AMD_* settings when missing;
+ * concurrent callers share one check. The server's version ({@code server/get_info}) is checked at start.
  */
 public class FleetManagerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(FleetManagerVerticle.class);
-  /** How old the CLI check may be before a health request refreshes it. */
-  private static final Duration CLI_CHECK_MAX_AGE = Duration.ofSeconds(30);
+  /** How old the server check may be before a health request refreshes it. */
+  private static final Duration SERVER_CHECK_MAX_AGE = Duration.ofSeconds(30);
   /** How old a fleet's state may be before a listing asks dstack again. */
   private static final Duration FLEET_MAX_AGE = Duration.ofSeconds(15);
   /** How often known fleets are looked at again in the background. */
@@ -45,16 +47,31 @@ public class FleetManagerVerticle extends VerticleBase {
   private final MeterRegistry meters;
   private final Map<String, Fleet> fleets = new LinkedHashMap<>();
   private final Map<String, Future<JsonObject>> checking = new HashMap<>();
-  private DstackCli cli;
+  private DstackApi api;
   private JsonObject fleetTemplate;
-  private JsonObject cliHealth = new JsonObject().put("status", "UNKNOWN");
-  private Instant cliCheckedAt = Instant.EPOCH;
-  private Future<JsonObject> cliCheck;
+  private JsonObject serverHealth = new JsonObject().put("status", "UNKNOWN");
+  private Instant serverCheckedAt = Instant.EPOCH;
+  private Future<JsonObject> serverCheck;
 
   public FleetManagerVerticle(AppConfig config, MeterRegistry meters) {
     this.config = config;
     this.configured = config.gpuTypes();
     this.meters = meters;
+  }
+
+  /** The fleet spec sent to {@code fleets/get_plan} and {@code fleets/apply}, from the template and AMD_*. */
+  static JsonObject fleetSpec(JsonObject template, AppConfig.Amd amd, String name) {
+    // A backend fleet sets nodes and no env (server/services/fleets.py:1396-1422); nodes is {min, target, max}
+    // (core/models/fleets.py:156-185); the spec needs a profile (core/models/fleets.py:371-376).
+    JsonObject conf = template.copy().put("type", "fleet").put("name", name)
+        .put("nodes", new JsonObject().put("min", 0).put("target", 0).put("max", amd.fleetMaxNodes()))
+        .put("backends", new JsonArray().add(amd.backend()))
+        .put("resources", template.getJsonObject("resources", new JsonObject())
+            .copy().put("gpu", Templates.gpuSpec(amd.gpuType(), amd.gpuMemory())))
+        .put("idle_duration", amd.fleetIdleDuration())
+        .put("spot_policy", amd.spotPolicy());
+    conf.remove("env");
+    return new JsonObject().put("configuration", conf).put("profile", new JsonObject().put("name", "default"));
   }
 
   @Override
@@ -72,7 +89,7 @@ public class FleetManagerVerticle extends VerticleBase {
           .description("1 when the fleet exists and can take runs").tag("fleet", fleet.name)
           .tag("gpu_type", fleet.type.name()).register(meters);
     });
-    cli = DstackCli.create(vertx, config.dstack(), meters);
+    api = config.dstack().configured() ? new DstackApi(vertx, config.dstack(), meters) : null;
     return vertx.executeBlocking(() -> Templates.load(config.dstack().fleetTemplate()), false).compose(template -> {
       fleetTemplate = template;
       return Future.all(List.of(
@@ -81,11 +98,11 @@ public class FleetManagerVerticle extends VerticleBase {
           vertx.eventBus().<JsonObject>consumer(Addresses.FLEET_HEALTH, this::health).completion()));
     }).onSuccess(v -> {
       if (!fleets.isEmpty()) {
-        checkCli();
+        checkServer();
         // Node states for the gauges and alerts stay fresh without anyone asking (not in a dry run).
         vertx.setPeriodic(FLEET_REFRESH.toMillis(), t -> fleets.values().stream()
-            .filter(f -> !f.dryRun && "UP".equals(cliHealth.getString("status")))
-            .forEach(f -> check(f).onFailure(error -> {})));
+            .filter(f -> !f.dryRun && "UP".equals(serverHealth.getString("status")))
+            .forEach(f -> check(f).onFailure(error -> log.debug("fleet {} refresh: {}", f.name, error.getMessage()))));
       }
     });
   }
@@ -126,8 +143,12 @@ public class FleetManagerVerticle extends VerticleBase {
     if (running != null) {
       return running;
     }
-    Future<JsonObject> outcome = cli.fleet(fleet.name)
-        .recover(error -> error instanceof DstackCli.NotFound ? create(fleet) : Future.failedFuture(error))
+    if (api == null) {
+      return Future.failedFuture(notConfigured());
+    }
+    Future<JsonObject> outcome = serverVersionChecked().compose(v -> api.getFleet(fleet.name))
+        .recover(error -> error instanceof DstackError e && e.kind() == DstackError.Kind.NOT_FOUND
+            ? create(fleet) : Future.failedFuture(error))
         .map(described -> {
           fleet.update(described);
           return fleet.toJson();
@@ -143,31 +164,24 @@ public class FleetManagerVerticle extends VerticleBase {
     return outcome;
   }
 
-  /** Writes the fleet configuration; applies it unless this is a dry run. */
+  /** Writes the fleet spec; applies it unless this is a dry run. */
   private Future<JsonObject> create(Fleet fleet) {
-    AppConfig.Amd amd = config.amd();
-    JsonObject conf = fleetTemplate.copy().put("type", "fleet").put("name", fleet.name)
-        .put("nodes", "0.." + amd.fleetMaxNodes())
-        .put("backends", new JsonArray().add(amd.backend()))
-        .put("resources", fleetTemplate.getJsonObject("resources", new JsonObject())
-            .copy().put("gpu", Templates.gpuSpec(amd.gpuType(), amd.gpuMemory())))
-        .put("idle_duration", amd.fleetIdleDuration())
-        .put("spot_policy", amd.spotPolicy());
-    Path file = config.database().dataDir().toAbsolutePath().resolve("dstack").resolve(fleet.name + ".fleet.dstack.yml");
+    JsonObject spec = fleetSpec(fleetTemplate, config.amd(), fleet.name);
+    Path file = config.database().dataDir().toAbsolutePath().resolve("dstack").resolve(fleet.name + ".fleet-spec.json");
     return vertx.executeBlocking(() -> {
       Files.createDirectories(file.getParent());
-      Files.writeString(file, conf.encodePrettily());
+      Files.writeString(file, spec.encodePrettily());
       return file;
     }, false).compose(written -> {
       fleet.configPath = written.toString();
-      if (amd.fleetDryRun()) {
-        log.info("AMD_FLEET_DRY_RUN: fleet {} is missing; its configuration was written to {} and not applied:\n{}",
-            fleet.name, written, conf.encodePrettily());
+      if (config.amd().fleetDryRun()) {
+        log.info("AMD_FLEET_DRY_RUN: fleet {} is missing; its spec was written to {} and not applied:\n{}",
+            fleet.name, written, spec.encodePrettily());
         fleet.dryRun = true;
         return Future.succeededFuture(new JsonObject().put("name", fleet.name).put("status", "not_applied"));
       }
-      log.info("fleet {} is missing: applying {}", fleet.name, written);
-      return cli.applyFleet(written).compose(outcome -> cli.fleet(fleet.name));
+      log.info("fleet {} is missing: creating it ({})", fleet.name, written);
+      return api.createFleet(spec).compose(created -> api.getFleet(fleet.name));
     });
   }
 
@@ -191,40 +205,63 @@ public class FleetManagerVerticle extends VerticleBase {
     return new JsonObject().put("fleets", all);
   }
 
-  /** The dstack CLI (when a GPU type uses it) and each fleet; a stale CLI check is refreshed first. */
+  /** The dstack server (when a GPU type uses it) and each fleet; a stale server check is refreshed first. */
   private void health(Message<JsonObject> message) {
     if (fleets.isEmpty()) {
       message.reply(new JsonObject().put("dstack", new JsonObject().put("status", "NOT_USED")));
       return;
     }
-    Future<JsonObject> cliState = Duration.between(cliCheckedAt, Instant.now()).compareTo(CLI_CHECK_MAX_AGE) > 0
-        ? checkCli() : Future.succeededFuture(cliHealth);
-    cliState.onComplete(ar -> {
+    Future<JsonObject> serverState = Duration.between(serverCheckedAt, Instant.now())
+        .compareTo(SERVER_CHECK_MAX_AGE) > 0 ? checkServer() : Future.succeededFuture(serverHealth);
+    serverState.onComplete(ar -> {
       JsonObject fleetStates = new JsonObject();
       fleets.values().forEach(fleet -> fleetStates.put(fleet.name, new JsonObject()
           .put("status", fleet.ready ? "UP" : fleet.checkedAt == null ? "UNKNOWN" : "DOWN")
           .put("fleet_status", fleet.status).put("error", fleet.error).put("last_checked", fleet.checkedText())));
-      message.reply(new JsonObject().put("dstack", cliHealth).put("fleets", fleetStates));
+      message.reply(new JsonObject().put("dstack", serverHealth).put("fleets", fleetStates));
     });
   }
 
-  private Future<JsonObject> checkCli() {
-    if (cliCheck != null) {
-      return cliCheck;
+  /** The server's version, checked once; a failed check is repeated by the next caller. */
+  private Future<JsonObject> serverVersionChecked() {
+    return "UP".equals(serverHealth.getString("status")) ? Future.succeededFuture(serverHealth)
+        : checkServer().compose(state -> "UP".equals(state.getString("status")) ? Future.succeededFuture(state)
+            : Future.failedFuture(state.getString("error")));
+  }
+
+  /** {@code server/get_info}: UP with the version, or DOWN saying why (unreachable, token refused, too old). */
+  private Future<JsonObject> checkServer() {
+    if (api == null) {
+      serverHealth = new JsonObject().put("status", "DOWN").put("error", notConfigured());
+      serverCheckedAt = Instant.now();
+      return Future.succeededFuture(serverHealth);
     }
-    cliCheck = cli.version().map(version -> new JsonObject().put("status", "UP").put("version", version))
-        .recover(error -> Future.succeededFuture(new JsonObject().put("status", "DOWN")
-            .put("error", "the dstack CLI (" + String.join(" ", cli.command()) + ") is not usable: "
-                + error.getMessage())))
+    if (serverCheck != null) {
+      return serverCheck;
+    }
+    serverCheck = api.serverVersion()
+        .map(version -> new JsonObject().put("status", "UP").put("version", version).put("server", api.serverUrl())
+            .put("project", api.project()))
+        .recover(error -> Future.succeededFuture(new JsonObject().put("status", "DOWN").put("server", api.serverUrl())
+            .put("project", api.project()).put("error", "the dstack server is not usable: " + error.getMessage())))
         .onSuccess(state -> {
-          if (!"UP".equals(state.getString("status")) && !"DOWN".equals(cliHealth.getString("status"))) {
+          boolean up = "UP".equals(state.getString("status"));
+          if (up && !"UP".equals(serverHealth.getString("status"))) {
+            log.info("dstack server {} is version {} (project {}, from {})", api.serverUrl(),
+                state.getString("version"), api.project(), config.dstack().source());
+          } else if (!up && !"DOWN".equals(serverHealth.getString("status"))) {
             log.warn("{}", state.getString("error"));
           }
-          cliHealth = state;
-          cliCheckedAt = Instant.now();
+          serverHealth = state;
+          serverCheckedAt = Instant.now();
         })
-        .andThen(ar -> cliCheck = null);
-    return cliCheck;
+        .andThen(ar -> serverCheck = null);
+    return serverCheck;
+  }
+
+  private static String notConfigured() {
+    return "dstack is not configured: set DSTACK_SERVER_URL, DSTACK_TOKEN and DSTACK_PROJECT, or add a default "
+        + "project to ~/.dstack/config.yml (`dstack project add`)";
   }
 
   private static JsonObject local(GpuType type) {
@@ -249,7 +286,7 @@ public class FleetManagerVerticle extends VerticleBase {
       this.name = name;
     }
 
-    /** From {@code fleet get --json} (instances with their status) or a {@code fleet list} row. */
+    /** From {@code fleets/get} (core/models/fleets.py:403-411: status, instances with theirs). */
     void update(JsonObject described) {
       checkedAt = Instant.now();
       status = described.getString("status");
@@ -264,7 +301,7 @@ public class FleetManagerVerticle extends VerticleBase {
       if (instances != null) {
         for (Object item : instances) {
           JsonObject instance = (JsonObject) item;
-          JsonObject instanceType = instance.getJsonObject("instance_type", new JsonObject());
+          JsonObject instanceType = instance.getValue("instance_type") instanceof JsonObject type ? type : new JsonObject();
           nodes.add(new JsonObject().put("name", instance.getString("name"))
               .put("status", instance.getString("status")).put("instance_type", instanceType.getString("name"))
               .put("backend", instance.getString("backend")).put("region", instance.getString("region"))

@@ -268,6 +268,10 @@ public class HttpVerticle extends VerticleBase {
       submission.remove("pid");
     }
     submission.remove("last_seq");
+    // Internals of the backend; the event key is the secret that makes a run's events unforgeable.
+    submission.remove("event_key");
+    submission.remove("log_position");
+    submission.remove("log_offset");
     return submission;
   }
 

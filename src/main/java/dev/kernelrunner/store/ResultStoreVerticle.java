@@ -95,7 +95,8 @@ public class ResultStoreVerticle extends VerticleBase {
                   .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)))),
               consume(Addresses.STORE_SUBMISSION_SET_RUN, this::setRun),
               consume(Addresses.STORE_SUBMISSION_SET_LOG_OFFSET, body -> pool.preparedQuery(SubmissionSql.SET_LOG_OFFSET)
-                  .execute(Tuple.of(parseId(body.getString("submission_id")), body.getInteger("log_offset")))
+                  .execute(Tuple.of(parseId(body.getString("submission_id")), body.getInteger("log_offset"),
+                      body.getString("log_position")))
                   .map(rows -> new JsonObject().put("updated", rows.rowCount()))),
               consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
               vertx.eventBus().<EventAppend>consumer(Addresses.STORE_EVENTS_APPEND, this::appendEvents)
@@ -221,7 +222,8 @@ public class ResultStoreVerticle extends VerticleBase {
 
   private Future<JsonObject> setRun(JsonObject body) {
     return pool.preparedQuery(SubmissionSql.SET_RUN).execute(Tuple.of(parseId(body.getString("submission_id")),
-            body.getString("backend"), body.getString("node"), body.getInteger("pid"), body.getString("run_name")))
+            body.getString("backend"), body.getString("node"), body.getInteger("pid"), body.getString("run_name"),
+            body.getString("event_key")))
         .map(rows -> new JsonObject().put("updated", rows.rowCount()));
   }
 

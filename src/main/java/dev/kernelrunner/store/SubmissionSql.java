@@ -44,7 +44,7 @@ final class SubmissionSql {
 
   private static final String COLUMNS = """
       id, user_id, problem, language, gpu_type, dtype, mode, status, last_seq, cancel_on_disconnect, backend,
-      node, pid, run_name, log_offset, restart_count, result, error, cancelled_by, cancel_reason, created_at, started_at,
+      node, pid, run_name, log_offset, log_position, event_key, restart_count, result, error, cancelled_by, cancel_reason, created_at, started_at,
       updated_at, finished_at""";
 
   static final String GET = "SELECT " + COLUMNS + " FROM submissions WHERE id = $1";
@@ -60,15 +60,16 @@ final class SubmissionSql {
 
   static final String UNFINISHED = "SELECT " + COLUMNS + " FROM submissions WHERE finished_at IS NULL ORDER BY created_at, id";
 
-  static final String SET_RUN = "UPDATE submissions SET backend = $2, node = $3, pid = $4, run_name = $5 WHERE id = $1";
+  static final String SET_RUN = """
+      UPDATE submissions SET backend = $2, node = $3, pid = $4, run_name = $5, event_key = $6 WHERE id = $1""";
 
   /** Where a re-attached follower resumes the run's log; only ever moves forward. */
   static final String SET_LOG_OFFSET = """
-      UPDATE submissions SET log_offset = $2 WHERE id = $1 AND log_offset < $2 AND finished_at IS NULL""";
+      UPDATE submissions SET log_offset = $2, log_position = $3 WHERE id = $1 AND log_offset < $2 AND finished_at IS NULL""";
 
   static final String COUNT_RESTART = """
       UPDATE submissions SET restart_count = restart_count + 1, pid = NULL, node = NULL, run_name = NULL,
-             log_offset = 0
+             log_offset = 0, log_position = NULL, event_key = NULL
        WHERE id = $1 AND finished_at IS NULL""";
 
   static JsonObject toJson(Row row) {
@@ -88,6 +89,8 @@ final class SubmissionSql {
         .put("pid", row.getInteger("pid"))
         .put("run_name", row.getString("run_name"))
         .put("log_offset", row.getInteger("log_offset"))
+        .put("log_position", row.getString("log_position"))
+        .put("event_key", row.getString("event_key"))
         .put("restart_count", row.getInteger("restart_count"))
         .put("result", row.getJsonObject("result"))
         .put("error", row.getJsonObject("error"))

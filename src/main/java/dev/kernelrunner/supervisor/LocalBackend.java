@@ -1,5 +1,9 @@
 package dev.kernelrunner.supervisor;
 
+import dev.kernelrunner.backend.AgentOutput;
+import dev.kernelrunner.backend.Backend;
+import dev.kernelrunner.backend.PayloadFile;
+import dev.kernelrunner.backend.RunListener;
 import dev.kernelrunner.config.AppConfig;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -8,9 +12,7 @@ import io.vertx.core.json.JsonObject;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -47,11 +49,8 @@ public final class LocalBackend implements Backend {
     Context context = vertx.getOrCreateContext();
     String id = payload.getString("submission_id");
     return vertx.executeBlocking(() -> {
-      Path dir = runsDir.resolve(id);
-      Files.createDirectories(dir);
-      Path file = dir.resolve("payload.json");
-      Files.writeString(file, payload.encode());
-      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+      AgentOutput.EventKey key = AgentOutput.EventKey.of(payload.getString("event_key"));
+      Path file = PayloadFile.write(runsDir, payload);
       // No setsid in front: the agent starts its own session (one program start less per submission; at
       // 200 starts a second they were a quarter of the 2-core benchmark machine). See ProcessTree.
       List<String> argv = new ArrayList<>(agent.command());
@@ -63,7 +62,8 @@ public final class LocalBackend implements Backend {
       builder.environment().put("PYTHONUNBUFFERED", "1");
       builder.environment().put("KERNEL_RUNNER_SUBMISSION_ID", id);
       Process process = builder.start();
-      LocalRun run = new LocalRun(id, process, context, listener, new AgentOutput.LogTail(agent.logTailLines()));
+      LocalRun run = new LocalRun(id, process, context, listener,
+          new AgentOutput.RunOutput(id, key, agent.logTailLines()));
       run.follow();
       return run;
     }, false);
@@ -75,17 +75,17 @@ public final class LocalBackend implements Backend {
     private final Process process;
     private final Context context;
     private final RunListener listener;
-    private final AgentOutput.LogTail tail;
+    private final AgentOutput.RunOutput output;
     private final AtomicBoolean killing = new AtomicBoolean();
     /** Read by the stdout thread only: whether the agent was checked for leading its own process group. */
     private boolean groupChecked;
 
-    LocalRun(String id, Process process, Context context, RunListener listener, AgentOutput.LogTail tail) {
+    LocalRun(String id, Process process, Context context, RunListener listener, AgentOutput.RunOutput output) {
       this.id = id;
       this.process = process;
       this.context = context;
       this.listener = listener;
-      this.tail = tail;
+      this.output = output;
     }
 
     void follow() {
@@ -103,7 +103,7 @@ public final class LocalBackend implements Backend {
           Thread.currentThread().interrupt();
         }
         Integer exitCode = code;
-        onContext(() -> listener.onExit(exitCode, tail.lines()));
+        onContext(() -> listener.onExit(exitCode, output.tail()));
       }, "agent-wait-" + id);
       waiter.setDaemon(true);
       waiter.start();
@@ -128,16 +128,14 @@ public final class LocalBackend implements Backend {
               groupChecked = true;
               ProcessTree.warnUnlessGroupLeader(process.pid(), id);
             }
-            if (events && line.startsWith(AgentOutput.PREFIX)) {
-              var event = AgentOutput.parse(line);
-              if (event.isPresent()) {
-                var e = event.get();
-                onContext(() -> listener.onEvent(e.type(), e.fields()));
-                continue;
-              }
-              log.warn("submission {}: ignored a malformed event line", id);
+            if (!events) {
+              output.tail(line);
+              continue;
             }
-            tail.add(line);
+            AgentOutput.Event event = output.accept(line);
+            if (event != null) {
+              onContext(() -> listener.onEvent(event.type(), event.fields()));
+            }
           }
         } catch (IOException e) {
           log.debug("submission {}: {} closed: {}", id, name, e.toString());

@@ -4,7 +4,9 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
-import dev.kernelrunner.dstack.DstackBackend;
+import dev.kernelrunner.backend.AgentOutput;
+import dev.kernelrunner.backend.Backend;
+import dev.kernelrunner.backend.RunListener;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.Progress;
@@ -31,8 +33,6 @@ import org.slf4j.LoggerFactory;
  */
 public class ProcessSupervisorVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ProcessSupervisorVerticle.class);
-  /** Backends this build can run; a GPU type whose backend is missing here is not offered. */
-  public static final Set<String> BACKENDS = Set.of(AppConfig.LOCAL_BACKEND, AppConfig.DSTACK_BACKEND);
   /** How long a kill for a run not started yet is remembered, so the start is refused. */
   private static final Duration KILL_MEMORY = Duration.ofMinutes(2);
 
@@ -40,13 +40,15 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   private final MeterRegistry meters;
   private final Map<String, Run> runs = new HashMap<>();
   private final Map<String, Long> killedBeforeStart = new HashMap<>();
-  private final Map<String, Backend> backends = new HashMap<>();
+  private final Map<String, Backend> backends;
   private EventBus bus;
   private boolean stopping;
 
-  public ProcessSupervisorVerticle(AppConfig config, MeterRegistry meters) {
+  /** {@code backends} by name; the local one is made here, since it runs this verticle's child processes. */
+  public ProcessSupervisorVerticle(AppConfig config, MeterRegistry meters, Map<String, Backend> backends) {
     this.config = config;
     this.meters = meters;
+    this.backends = new HashMap<>(backends);
   }
 
   @Override
@@ -60,9 +62,6 @@ public class ProcessSupervisorVerticle extends VerticleBase {
           : Files.readString(Path.of("/etc/hostname")).trim();
     }).compose(node -> {
       backends.put(AppConfig.LOCAL_BACKEND, new LocalBackend(vertx, config.agent(), runsDir, node));
-      return DstackBackend.create(vertx, config, runsDir, meters);
-    }).compose(dstack -> {
-      backends.put(AppConfig.DSTACK_BACKEND, dstack);
       return Future.all(List.of(
           bus.<JsonObject>consumer(Addresses.SUPERVISOR_START, this::start).completion(),
           bus.<JsonObject>consumer(Addresses.SUPERVISOR_ATTACH, this::attach).completion(),
@@ -120,7 +119,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
           if (run.killRequested) {
             return Future.failedFuture(new IllegalStateException("cancelled before start"));
           }
-          return backend.start(payload(submission), listener(run));
+          return backend.start(payload(submission, run), listener(run));
         })
         .onSuccess(handle -> started(run, handle, backendName))
         .onFailure(error -> finish(run, null, List.of(), run.killRequested ? null : error.getMessage()));
@@ -139,14 +138,16 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     Run run = new Run(id, backend.provisions());
     run.mode = Mode.parse(body.getString("mode")).orElse(Mode.BENCHMARK);
     run.runName = body.getString("run_name");
+    run.eventKey = body.getString("event_key");
     runs.put(id, run);
     message.reply(new JsonObject().put("accepted", true));
-    log.info("following {} run {} of {} again (from log line {})", backendName, body.getString("run_name"), id,
-        body.getInteger("log_offset", 0));
-    backend.attach(id, body.getString("run_name"), body.getInteger("log_offset", 0), run.mode, listener(run))
+    Backend.Resume resume = new Backend.Resume(id, run.runName, body.getInteger("log_offset", 0),
+        body.getString("log_position"), body.getString("event_key"), run.mode);
+    log.info("following {} run {} of {} again (from log line {})", backendName, run.runName, id, resume.lines());
+    backend.attach(resume, listener(run))
         .onSuccess(handle -> {
           started(run, handle, backendName);
-          if (body.getInteger("log_offset", 0) > 0) {
+          if (resume.lines() > 0) {
             armTimeLimit(run);
           }
         })
@@ -171,9 +172,12 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         .onFailure(error -> Failures.fail(message, error, log));
   }
 
-  private JsonObject payload(JsonObject submission) {
+  /** What the agent gets, with a fresh secret key for signing its events (see {@link AgentOutput}). */
+  private JsonObject payload(JsonObject submission, Run run) {
     AppConfig.Limits limits = config.agent().limits();
+    run.eventKey = AgentOutput.EventKey.random().base64();
     return new JsonObject()
+        .put("event_key", run.eventKey)
         .put("submission_id", submission.getString("id"))
         .put("problem", submission.getString("problem"))
         .put("language", submission.getString("language"))
@@ -215,7 +219,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     Backend.RunHandle handle = run.handle;
     Bus.request(bus, Addresses.REGISTRY_REGISTER, new JsonObject().put("submission_id", run.id)
             .put("backend", run.backend).put("pid", handle.pid()).put("node", handle.node())
-            .put("run_name", handle.runName()))
+            .put("run_name", handle.runName()).put("event_key", handle.runName() != null ? run.eventKey : null))
         .onFailure(error -> log.warn("could not register {}: {}", run.id, error.toString()));
   }
 
@@ -254,10 +258,10 @@ public class ProcessSupervisorVerticle extends VerticleBase {
       }
 
       @Override
-      public void onLogOffset(int logOffset) {
+      public void onLogPosition(int lines, String position) {
         // Stored once the events before it are: a restart resumes after them, never before.
         run.lastEvent.onComplete(ar -> Bus.request(bus, Addresses.STORE_SUBMISSION_SET_LOG_OFFSET,
-                new JsonObject().put("submission_id", run.id).put("log_offset", logOffset))
+                new JsonObject().put("submission_id", run.id).put("log_offset", lines).put("log_position", position))
             .onFailure(error -> log.warn("could not store the log offset of {}: {}", run.id, error.toString())));
       }
     };
@@ -338,6 +342,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     String backend;
     /** The backend's name for the run, known from before it exists (so that no sweep takes it for an orphan). */
     String runName;
+    /** The run's event key (base64); stored with a run that outlives the service, to check its events later. */
+    String eventKey;
     Mode mode = Mode.BENCHMARK;
     boolean killRequested;
     boolean timedOut;

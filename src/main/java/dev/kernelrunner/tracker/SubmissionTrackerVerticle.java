@@ -472,6 +472,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       running.merge(tracked.gpuType, 1, Integer::sum);
       toAttach.add(new JsonObject().put("submission_id", id).put("backend", row.getString("backend"))
           .put("run_name", row.getString("run_name")).put("log_offset", row.getInteger("log_offset", 0))
+          .put("log_position", row.getString("log_position")).put("event_key", row.getString("event_key"))
           .put("mode", row.getString("mode")));
       return Future.succeededFuture();
     }

@@ -104,4 +104,31 @@ class ConfigLoaderTest {
     AppConfig config = ConfigLoader.load(Map.of("LOCAL_GPU_TYPES", "MI300X"));
     assertEquals("local", config.gpuTypes().get("MI300X").backend());
   }
+
+  @Test
+  void theDstackServerComesFromTheEnvironmentOrDstacksOwnConfigFile() throws Exception {
+    Path home = java.nio.file.Files.createTempDirectory("home");
+    AppConfig none = ConfigLoader.load(Map.of("HOME", home.toString()));
+    assertFalse(none.dstack().configured());
+    AppConfig env = ConfigLoader.load(Map.of("HOME", home.toString(), "DSTACK_SERVER_URL", "https://d.example/",
+        "DSTACK_TOKEN", "secret-token", "DSTACK_PROJECT", "main"));
+    assertEquals("https://d.example", env.dstack().serverUrl());
+    assertEquals("main", env.dstack().project());
+    assertFalse(env.dstack().toString().contains("secret-token"), "the token never reaches a log line");
+    ConfigException partial = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
+        "HOME", home.toString(), "DSTACK_SERVER_URL", "https://d.example")));
+    assertTrue(partial.getMessage().contains("go together"), partial.getMessage());
+    java.nio.file.Files.createDirectories(home.resolve(".dstack"));
+    java.nio.file.Files.writeString(home.resolve(".dstack/config.yml"), "projects:\n- default: false\n  name: a\n"
+        + "  token: ta\n  url: http://a:3000\n- default: true\n  name: b\n  token: tb\n  url: http://b:3000\n"
+        + "repos: []\n");
+    AppConfig file = ConfigLoader.load(Map.of("HOME", home.toString()));
+    assertEquals(List.of("http://b:3000", "tb", "b"), List.of(file.dstack().serverUrl(), file.dstack().token(),
+        file.dstack().project()), "the default project");
+    AppConfig named = ConfigLoader.load(Map.of("HOME", home.toString(), "DSTACK_PROJECT", "a"));
+    assertEquals("http://a:3000", named.dstack().serverUrl(), "DSTACK_PROJECT picks one");
+    ConfigException missing = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
+        "HOME", home.toString(), "DSTACK_PROJECT", "zzz")));
+    assertTrue(missing.getMessage().contains("no project named zzz"), missing.getMessage());
+  }
 }

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.support.FakeDstack;
-import dev.kernelrunner.support.Processes;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
 import dev.kernelrunner.support.TestService;
@@ -29,9 +28,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Submissions for MI300X through the dstack backend, against the fake dstack CLI (0.20 JSON mode and 0.19
- * table mode) whose "container" is a real local run of the test agent. Every case ends in the right event
- * with no run and no container left going.
+ * Submissions for MI300X through the dstack backend, against a fake dstack server built from dstack's source
+ * (src/test/resources/dstack/fake_dstack_server.py) whose containers are real local runs of the test agent in a
+ * pseudo-terminal. Every case ends in the right event with no run and no container left going.
  */
 @ExtendWith(VertxExtension.class)
 class DstackFlowTest {
@@ -62,35 +61,39 @@ class DstackFlowTest {
     return frames.get(frames.size() - 1);
   }
 
+  private static String message(JsonObject submission) {
+    JsonObject error = submission.getJsonObject("error");
+    return error == null ? "" : error.getString("message", "");
+  }
+
   @ParameterizedTest
-  @ValueSource(strings = {"json", "table"})
-  void aRunStreamsLiveAndEndsBenchmarkedWithItsCost(String mode, Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject().put("mode", mode).put("banner", true));
-    try (TestService service = start(vertx, fake, Map.of())) {
+  @ValueSource(booleans = {false, true})
+  void aRunStreamsLiveAndEndsBenchmarkedWithItsCost(boolean cutAnywhere, Vertx vertx) throws Exception {
+    // cut_random: every log event ends at a random byte, so lines (and CRLFs) straddle events and polls.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("cut_random", cutAnywhere));
+         TestService service = start(vertx, fake, Map.of())) {
       String token = service.userToken("ada");
       try (SseClient stream = submitStreaming(service, token, "// agent: ok\n// delay: 0.3")) {
         Frame compiling = stream.nextOf("COMPILING", WAIT);
         assertNotNull(compiling, "the agent's first event arrives");
-        // Live: the container is still running when its first event reaches the client.
         JsonObject runs = fake.runs();
         assertEquals(1, runs.size());
         String name = runs.fieldNames().iterator().next();
-        assertFalse(Files.exists(fake.home().resolve("runs").resolve(name).resolve("exit_status")),
-            "the first event came while the task still ran");
+        assertTrue(runs.getJsonObject(name).getBoolean("alive"), "the first event came while the container ran");
         List<Frame> rest = stream.untilEnd(WAIT);
         Frame end = last(rest);
         assertEquals("BENCHMARKED", end.event(), rest.toString());
-        assertEquals(2, types(rest).stream().filter("BENCHMARK_RESULT"::equals).count());
+        assertEquals(2, types(rest).stream().filter("BENCHMARK_RESULT"::equals).count(), rest.toString());
         double cost = end.data().getJsonObject("result", end.data()).getDouble("cost_usd", -1.0);
         assertTrue(cost > 0, "the result carries the run's cost: " + end.data());
-        assertTrue(name.startsWith("kr-"), name);
-        assertTrue(name.length() <= 41, "a valid dstack run name: " + name);
+        assertTrue(name.startsWith("kr-") && name.matches("^[a-z][a-z0-9-]{1,40}$"), "a valid run name: " + name);
+        assertTrue(fake.runs().getJsonObject(name).getString("log").contains("\r\n"), "a terminal's CRLFs");
       }
       // The fleet was made before the first run, from the fleet template and the AMD_* settings.
       JsonObject fleet = fake.state().getJsonObject("fleets").getJsonObject("amd-mi300x-fleet");
       assertNotNull(fleet, "the fleet was created");
-      JsonObject conf = fleet.getJsonObject("conf");
-      assertEquals("0..2", conf.getString("nodes"));
+      JsonObject conf = fleet.getJsonObject("spec").getJsonObject("configuration");
+      assertEquals(new JsonObject().put("min", 0).put("target", 0).put("max", 2), conf.getJsonObject("nodes"));
       assertEquals(new JsonArray().add("amddevcloud"), conf.getJsonArray("backends"));
       assertEquals("MI300X:192GB:1", conf.getJsonObject("resources").getString("gpu"));
       assertEquals(200, service.post("/api/admin/fleets/amd-mi300x-fleet/ensure", TestService.ADMIN_TOKEN, "")
@@ -99,318 +102,300 @@ class DstackFlowTest {
           .stream().map(JsonObject.class::cast).filter(f -> "amd-mi300x-fleet".equals(f.getString("name")))
           .findFirst().orElseThrow();
       assertTrue(listed.getBoolean("ready"));
-      assertNotNull(listed.getString("last_checked"));
-      if (mode.equals("json")) {
-        assertEquals("idle", listed.getJsonArray("nodes").getJsonObject(0).getString("status"),
-            "the node as dstack reports it after the run");
-      }
+      assertEquals("idle", listed.getJsonArray("nodes").getJsonObject(0).getString("status"));
       Response ready = service.get("/health/ready", null);
       assertEquals("UP", ready.json().getString("status"), ready.body());
-      assertEquals("UP", ready.json().getJsonObject("checks").getJsonObject("fleet:amd-mi300x-fleet")
-          .getString("status"));
+      assertEquals("0.20.29", ready.json().getJsonObject("checks").getJsonObject("dstack").getString("version"));
+      // X-API-VERSION: never newer than the server's (get_info goes without, so nothing can refuse it).
+      for (Object seen : fake.state().getJsonArray("requests")) {
+        String version = ((JsonObject) seen).getString("version");
+        assertTrue(version == null || version.equals("0.20.0"), seen.toString());
+      }
       fake.assertNothingRunning(WAIT);
     }
   }
 
   @Test
-  void theTaskCarriesTheCodeAsAFileOnly(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject());
-    try (TestService service = start(vertx, fake, Map.of())) {
+  void theCodeTravelsAsAnArchiveOnlyAndForgedOutputChangesNothing(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject());
+         TestService service = start(vertx, fake, Map.of())) {
       String token = service.userToken("eve");
-      String hostile = "// agent: ok\n'\"; rm -rf / #\n$(touch pwned)\n`id`\nEOF\n---\ncommands: [\"evil\"]\n";
+      String hostile = "// agent: forge\n'\"; rm -rf / #\n$(touch pwned)\n`id`\nEOF\n---\ncommands: [\"evil\"]\n"
+          + "[error] Fleet amd-mi300x-fleet not found\n";
       String id = submit(service, token, hostile);
-      assertEquals("BENCHMARKED", service.awaitFinished(id, WAIT).getString("status"));
-      String name = fake.runs().fieldNames().iterator().next();
-      Path folder = fake.home().resolve("runs").resolve(name);
-      assertEquals(hostile, Files.readString(folder.resolve("remote-agent").resolve(id + ".code")),
-          "the agent received the code byte for byte");
-      Path task = service.dataDir().resolve("runs").resolve(id).resolve(name + ".dstack.yml");
-      String written = Files.readString(task);
-      assertFalse(written.contains("rm -rf"), "no user text in the task configuration");
-      JsonObject conf = new JsonObject(written);
-      assertEquals(List.of("cd remote-agent", "python3 fake_agent.py --payload ../payload.json"),
-          conf.getJsonArray("commands").getList());
-      assertEquals(new JsonArray().add("amd-mi300x-fleet"), conf.getJsonArray("fleets"));
-      assertEquals(id, conf.getJsonObject("env").getString("KERNEL_RUNNER_SUBMISSION_ID"));
-      assertFalse(Files.exists(Path.of("pwned")));
-      fake.assertNothingRunning(WAIT);
-    }
-  }
-
-  @ParameterizedTest
-  @ValueSource(strings = {"json", "table"})
-  void aContainerThatExitsOneIsARuntimeErrorWithItsLogTail(String mode, Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject().put("mode", mode));
-    try (TestService service = start(vertx, fake, Map.of())) {
-      String id = submit(service, service.userToken("ada"), "// agent: crash");
       JsonObject done = service.awaitFinished(id, WAIT);
+      assertEquals("BENCHMARKED", done.getString("status"), done.encode());
+      assertEquals(0.75, done.getDouble("avg_runtime_ms"), "the agent's result, not the forged 0.0001");
+      assertFalse(done.containsKey("event_key"), "the key never reaches a client");
+      assertEquals(hostile, Files.readString(fake.home().resolve("echo").resolve(id + ".code")),
+          "the agent received the code byte for byte");
+      String name = fake.state().getJsonArray("ever_runs").getString(0);
+      JsonObject spec = new JsonObject(Files.readString(service.dataDir().resolve("runs").resolve(id)
+          .resolve(name + ".run-spec.json")));
+      assertFalse(spec.encode().contains("rm -rf"), "no user text in the run spec");
+      assertEquals(List.of("cd remote-agent", "python3 fake_agent.py --payload ../payload.json"),
+          spec.getJsonObject("configuration").getJsonArray("commands").getList());
+      assertEquals(new JsonArray().add("amd-mi300x-fleet"), spec.getJsonObject("configuration").getJsonArray("fleets"));
+      assertEquals(2, spec.getJsonArray("file_archives").size());
+      assertFalse(Files.exists(Path.of("pwned")));
+      try (SseClient replay = service.events(id, token, Map.of())) {
+        List<String> seen = types(replay.untilEnd(WAIT));
+        assertEquals(1, Collections.frequency(seen, "BENCHMARKED"), seen.toString());
+      }
+      fake.assertNothingRunning(WAIT);
+    }
+  }
+
+  @Test
+  void aContainerThatExitsOneIsARuntimeErrorWithItsLogTail(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject());
+         TestService service = start(vertx, fake, Map.of())) {
+      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: crash"), WAIT);
       assertEquals("RUNTIME_ERROR", done.getString("status"), done.encode());
-      JsonObject error = done.getJsonObject("error");
-      assertTrue(error.getString("message").contains("exited with code 139"), error.encode());
-      assertTrue(String.valueOf(error.getValue("details")).contains("Segmentation fault"), error.encode());
+      assertTrue(message(done).contains("exited with code 139"), done.encode());
+      assertTrue(done.encode().contains("Segmentation fault"), "the log tail is kept: " + done.encode());
       fake.assertNothingRunning(WAIT);
     }
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"json", "table"})
-  void noCapacityIsRetriedWithABoundedBackoffThenAnError(String mode, Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject().put("mode", mode).put("no_capacity", true)
-        .put("step_seconds", 0.2));
-    try (TestService service = start(vertx, fake, Map.of())) {
-      try (SseClient stream = submitStreaming(service, service.userToken("ada"), "// agent: ok")) {
+  @ValueSource(strings = {"no_capacity_attempts", "fleet_at_capacity_attempts"})
+  void noCapacityIsRetriedWithABoundedBackoffThenAnError(String knob, Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put(knob, 2))) {
+      try (TestService service = start(vertx, fake, Map.of("DSTACK_NO_CAPACITY_RETRY_SECONDS", "20"));
+           SseClient stream = submitStreaming(service, service.userToken("ada"), "// agent: ok")) {
         List<Frame> frames = stream.untilEnd(WAIT);
-        Frame end = last(frames);
-        assertEquals("ERROR", end.event(), frames.toString());
-        assertTrue(end.data().getString("message").contains("capacity"), end.data().encode());
-        assertEquals(mode.equals("json") ? "no capacity" : "no offers", end.data().getString("status_message"),
-            "0.21 says no capacity, older CLIs no offers: both are retried");
-        long retries = frames.stream().filter(f -> f.event().equals("PROVISIONING"))
-            .filter(f -> String.valueOf(f.data().getString("message")).contains("trying again")).count();
-        assertTrue(retries >= 1, "the client is told about the retries: " + frames);
-        assertTrue(fake.runs().size() >= 2, "each attempt is a new run: " + fake.runs().fieldNames());
+        assertEquals("BENCHMARKED", last(frames).event(), frames.toString());
+        assertEquals(2, frames.stream().filter(f -> f.data().containsKey("retry_in_seconds")).count(),
+            "the client is told of each retry: " + frames);
+        assertEquals(3, fake.state().getJsonArray("ever_runs").size());
+      }
+      fake.configure(new JsonObject().put(knob, 1000));
+      try (TestService service = start(vertx, fake, Map.of())) {
+        JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
+        assertEquals("ERROR", done.getString("status"));
+        assertTrue(message(done).contains("no capacity"), done.encode());
       }
       fake.assertNothingRunning(WAIT);
     }
   }
 
   @Test
-  void cliFaultsBecomeClearErrors(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject().put("apply_noop", true));
-    try (TestService service = start(vertx, fake, Map.of("DSTACK_CLI_TIMEOUT_SECONDS", "2"))) {
+  void aFleetDeletedBehindTheServicesBackIsMadeAgainAndTheRunRetriedOnce(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject());
+         TestService service = start(vertx, fake, Map.of())) {
       String token = service.userToken("ada");
-      JsonObject noop = service.awaitFinished(submit(service, token, "// agent: ok"), WAIT);
-      assertEquals("ERROR", noop.getString("status"));
-      assertTrue(noop.getJsonObject("error").getString("message").contains("did not submit"), noop.encode());
-
-      fake.configure(new JsonObject().put("error", new JsonObject().put("apply", "Backend amddevcloud is not configured")));
-      JsonObject errored = service.awaitFinished(submit(service, token, "// agent: ok"), WAIT);
-      assertEquals("ERROR", errored.getString("status"));
-      assertTrue(errored.getJsonObject("error").getString("message").contains("Backend amddevcloud is not configured"),
-          errored.encode());
-
-      fake.configure(new JsonObject().put("hang", new JsonArray().add("apply")));
-      long started = System.nanoTime();
-      JsonObject hung = service.awaitFinished(submit(service, token, "// agent: ok"), WAIT);
-      assertEquals("ERROR", hung.getString("status"));
-      assertTrue(hung.getJsonObject("error").getString("message").contains("did not answer within 2 s"), hung.encode());
-      assertTrue(System.nanoTime() - started < Duration.ofSeconds(20).toNanos());
-
-      fake.configure(new JsonObject());
+      assertEquals("BENCHMARKED", service.awaitFinished(submit(service, token, "// agent: ok"), WAIT)
+          .getString("status"));
+      fake.fake("delete-fleets");
+      try (SseClient stream = submitStreaming(service, token, "// agent: ok")) {
+        List<Frame> frames = stream.untilEnd(WAIT);
+        assertEquals("BENCHMARKED", last(frames).event(), frames.toString());
+        assertTrue(frames.stream().anyMatch(f -> String.valueOf(f.data().getString("message"))
+            .contains("Failed to use specified fleets")), frames.toString());
+      }
+      assertNotNull(fake.state().getJsonObject("fleets").getJsonObject("amd-mi300x-fleet"), "made again");
       fake.assertNothingRunning(WAIT);
     }
   }
 
   @Test
-  void aTableCutAtEightyColumnsIsNeverReadAsAStatus(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject().put("mode", "table").put("ignore_columns", true));
-    try (TestService service = start(vertx, fake, Map.of())) {
-      JsonObject cut = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: hang"), WAIT);
-      assertEquals("ERROR", cut.getString("status"));
-      assertTrue(cut.getJsonObject("error").getString("message").contains("cut short"), cut.encode());
-      fake.configure(new JsonObject().put("mode", "table"));
-      fake.assertNothingRunning(WAIT);
-    }
-  }
-
-  @ParameterizedTest
-  @ValueSource(strings = {"json", "table"})
-  void cancelStopsTheRunAndItsContainer(String mode, Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject().put("mode", mode).put("lose_tail", true));
-    try (TestService service = start(vertx, fake, Map.of())) {
+  void cancelStopsTheRunAndItsContainer(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject());
+         TestService service = start(vertx, fake, Map.of())) {
       String token = service.userToken("ada");
-      try (SseClient stream = submitStreaming(service, token, "// agent: trap_term")) {
-        Frame queued = stream.next(WAIT);
-        String id = queued.data().getString("submission_id");
-        Frame compiling = stream.nextOf("COMPILING", WAIT);
-        assertNotNull(compiling);
-        long agentPid = compiling.data().getLong("agent_pid");
-        long childPid = compiling.data().getLong("child_pid");
-        assertTrue(Processes.alive(agentPid));
-        Response cancelled = service.post("/api/submissions/" + id + "/cancel", token, "");
-        assertEquals(202, cancelled.status(), cancelled.body());
-        assertEquals("CANCELLED", cancelled.json().getString("status"));
-        Frame end = last(stream.untilEnd(WAIT));
-        assertEquals("CANCELLED", end.event());
-        assertFalse(Processes.alive(agentPid), "the agent (which ignores TERM) is gone after the abort");
-        assertFalse(Processes.alive(childPid));
-        List<String> calls = fake.calls();
-        assertTrue(calls.stream().anyMatch(c -> c.startsWith("stop ") && c.endsWith(" -y")), calls.toString());
-        assertTrue(calls.stream().anyMatch(c -> c.startsWith("stop ") && c.endsWith(" -y -x")),
-            "a run that ignores stop is aborted: " + calls);
-      }
+      String id = submit(service, token, "// agent: trap_term");
+      awaitAgentStarted(service, id);
+      Response cancelled = service.post("/api/submissions/" + id + "/cancel", token, "");
+      assertEquals(202, cancelled.status(), cancelled.body());
+      assertEquals("CANCELLED", service.awaitFinished(id, WAIT).getString("status"));
+      // The agent ignores TERM: the run was aborted after the grace period.
       fake.assertNothingRunning(WAIT);
+      assertEquals("aborted_by_user", fake.runs().getJsonObject(service.submission(id).getString("run_name"))
+          .getString("termination_reason"));
     }
   }
 
   @Test
   void provisioningPastItsLimitIsTimeLimitExceededAndTheRunIsStopped(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject().put("step_seconds", 3600));
-    try (TestService service = start(vertx, fake, Map.of("DSTACK_PROVISIONING_TIMEOUT_SECONDS", "2"))) {
-      try (SseClient stream = submitStreaming(service, service.userToken("ada"), "// agent: ok")) {
-        List<Frame> frames = stream.untilEnd(WAIT);
-        Frame end = last(frames);
-        assertEquals("TIME_LIMIT_EXCEEDED", end.event(), frames.toString());
-        assertEquals("provisioning", end.data().getString("phase"));
-        assertTrue(frames.stream().anyMatch(f -> f.event().equals("PROVISIONING")
-            && "submitted".equals(f.data().getString("dstack_status"))), "dstack's status reaches the client");
-      }
-      JsonObject run = (JsonObject) fake.runs().iterator().next().getValue();
-      assertEquals("terminated", run.getString("status"));
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("step_seconds", 3600));
+         TestService service = start(vertx, fake, Map.of("DSTACK_PROVISIONING_TIMEOUT_SECONDS", "2"))) {
+      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
+      assertEquals("TIME_LIMIT_EXCEEDED", done.getString("status"), done.encode());
       fake.assertNothingRunning(WAIT);
     }
   }
 
   @Test
-  void anAbsentCliIsAClearErrorAndAHealthLine(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject());
-    try (TestService service = start(vertx, fake, Map.of("DSTACK_COMMAND", "/nonexistent/bin/dstack"))) {
+  void aServerAwayMidRunIsWaitedForAndOneAwayTooLongEndsTheSubmissionAndItsRun(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject());
+         TestService service = start(vertx, fake, Map.of("DSTACK_PROVISIONING_TIMEOUT_SECONDS", "4"))) {
+      String token = service.userToken("ada");
+      String id = submit(service, token, "// agent: ok\n// delay: 0.5");
+      awaitAgentStarted(service, id);
+      double now = System.currentTimeMillis() / 1000.0;
+      fake.configure(new JsonObject().put("down_from", now).put("down_until", now + 2));
+      assertEquals("BENCHMARKED", service.awaitFinished(id, WAIT).getString("status"), "followed through 2 s away");
+      String hanging = submit(service, token, "// agent: hang");
+      awaitAgentStarted(service, hanging);
+      now = System.currentTimeMillis() / 1000.0;
+      fake.configure(new JsonObject().put("down_from", now).put("down_until", now + 8));
+      JsonObject done = service.awaitFinished(hanging, WAIT);
+      assertEquals("ERROR", done.getString("status"));
+      assertTrue(message(done).contains("did not answer"), done.encode());
+      fake.assertNothingRunning(WAIT); // stopped once the server answered again
+    }
+  }
+
+  @Test
+  void refusalsAreClearErrors(Vertx vertx) throws Exception {
+    // A wrong token: the health check names it and the submission says it.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("token", "another"));
+         TestService service = start(vertx, fake, Map.of())) {
       JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
       assertEquals("ERROR", done.getString("status"));
-      String message = done.getJsonObject("error").getString("message");
-      assertTrue(message.contains("/nonexistent/bin/dstack"), message);
+      assertTrue(message(done).contains("Invalid token"), done.encode());
       Response ready = service.get("/health/ready", null);
-      assertEquals(200, ready.status(), "local GPU types still work");
-      assertEquals("DEGRADED", ready.json().getString("status"));
-      assertTrue(ready.json().getJsonArray("failed").contains("dstack"), ready.body());
+      assertEquals("DEGRADED", ready.json().getString("status"), ready.body());
       assertTrue(ready.json().getJsonObject("checks").getJsonObject("dstack").getString("error")
-          .contains("/nonexistent/bin/dstack"), ready.body());
-      // A local submission is unaffected.
-      String local = service.submit(service.userToken("bob"), "// agent: ok");
-      assertEquals("BENCHMARKED", service.awaitFinished(local, WAIT).getString("status"));
+          .contains("DSTACK_TOKEN"), ready.body());
+    }
+    // A server too old for this client; then one older than our client version: we speak its version.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("server_version", "0.19.10"));
+         TestService service = start(vertx, fake, Map.of())) {
+      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
+      assertTrue(message(done).contains("needs 0.19.27"), done.encode());
+      fake.configure(new JsonObject().put("server_version", "0.19.40"));
+      String id = submit(service, service.userToken("bob"), "// agent: ok");
+      assertEquals("BENCHMARKED", service.awaitFinished(id, WAIT).getString("status"));
+      for (Object seen : fake.state().getJsonArray("requests")) {
+        String version = ((JsonObject) seen).getString("version");
+        assertTrue(version == null || version.equals("0.19.40"), "never newer than the server: " + seen);
+      }
+      fake.assertNothingRunning(WAIT);
+    }
+    // A task template with a field dstack does not know: 422, quoted.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject())) {
+      Map<String, String> env = new HashMap<>(fake.serviceEnv());
+      Path template = fake.home().resolve("bad-template.json");
+      Files.writeString(template, new JsonObject(Files.readString(Path.of(env.get("DSTACK_TASK_TEMPLATE"))))
+          .put("bogus_field", 1).encode());
+      env.put("DSTACK_TASK_TEMPLATE", template.toString());
+      try (TestService service = TestService.start(vertx, env)) {
+        JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
+        assertEquals("ERROR", done.getString("status"));
+        assertTrue(message(done).contains("422") && message(done).contains("bogus_field"), done.encode());
+      }
     }
   }
 
   @Test
-  void runsInFlightAreCappedByTheFleetSizeAndShareOneFleetCheck(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject());
-    try (TestService service = start(vertx, fake, Map.of("AMD_FLEET_MAX_NODES", "1"))) {
+  void aVanishedRunAMaxDurationAndAHugeLogEachEndRight(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject());
+         TestService service = start(vertx, fake, Map.of())) {
       String token = service.userToken("ada");
-      List<String> ids = new java.util.ArrayList<>();
-      for (int i = 0; i < 3; i++) {
-        ids.add(submit(service, token, "// agent: ok\n// delay: 0.05"));
-      }
-      JsonObject third = service.submission(ids.get(2));
-      assertEquals("IN_QUEUE", third.getString("status"));
-      for (String id : ids) {
-        assertEquals("BENCHMARKED", service.awaitFinished(id, WAIT).getString("status"));
-      }
-      List<String> applies = fake.calls().stream().filter(c -> c.startsWith("apply")).toList();
-      assertEquals(4, applies.size(), "one fleet apply, then one apply per submission: " + applies);
-      assertEquals(1, fake.calls().stream().filter(c -> c.startsWith("apply") && c.contains(".fleet.")).count(),
-          "three submissions, one fleet creation: " + fake.calls());
-      assertEquals(2, fake.calls().stream().filter(c -> c.startsWith("fleet get")).count(),
-          "the fleet is looked up once (and described once after its creation), then known: " + fake.calls());
-      // At most one run was ever in flight: every run began after the previous one ended.
-      List<Double> created = fake.runs().stream().map(e -> ((JsonObject) e.getValue()).getDouble("created"))
-          .sorted().toList();
-      assertEquals(3, created.size());
+      // 5 MB of user output that looks like dstack's errors, then the agent's events.
+      String noisy = submit(service, token, "// agent: noisy\n// megabytes: 5");
+      JsonObject done = service.awaitFinished(noisy, Duration.ofSeconds(90));
+      assertEquals("BENCHMARKED", done.getString("status"), done.encode());
+      fake.configure(new JsonObject().put("max_duration_seconds", 1));
+      JsonObject limited = service.awaitFinished(submit(service, token, "// agent: hang"), WAIT);
+      assertEquals("TIME_LIMIT_EXCEEDED", limited.getString("status"), limited.encode());
+      fake.configure(new JsonObject().put("vanish_after_seconds", 0.5));
+      JsonObject vanished = service.awaitFinished(submit(service, token, "// agent: hang"), WAIT);
+      assertEquals("ERROR", vanished.getString("status"));
+      assertTrue(message(vanished).contains("no longer knows the run"), vanished.encode());
       fake.assertNothingRunning(WAIT);
     }
   }
 
   @Test
-  void aMissingFleetIsCreatedOnRequestOrOnlyWrittenInADryRun(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject());
-    try (TestService service = start(vertx, fake, Map.of("AMD_FLEET_DRY_RUN", "true"))) {
-      Response ensured = service.post("/api/admin/fleets/amd-mi300x-fleet/ensure", TestService.ADMIN_TOKEN, "");
-      assertEquals(200, ensured.status(), ensured.body());
-      assertTrue(ensured.json().getBoolean("dry_run"));
-      assertFalse(ensured.json().getBoolean("ready"));
-      Path written = Path.of(ensured.json().getString("config_path"));
-      JsonObject conf = new JsonObject(Files.readString(written));
-      assertEquals("fleet", conf.getString("type"));
-      assertEquals("10m", conf.getString("idle_duration"));
-      assertTrue(fake.state().getJsonObject("fleets").isEmpty(), "a dry run applies nothing");
-      assertEquals(403, service.post("/api/admin/fleets/amd-mi300x-fleet/ensure", service.userToken("ada"), "")
-          .status());
-      assertEquals(404, service.post("/api/admin/fleets/nope/ensure", TestService.ADMIN_TOKEN, "").status());
-    }
-    try (TestService service = start(vertx, fake, Map.of())) {
-      Response ensured = service.post("/api/admin/fleets/amd-mi300x-fleet/ensure", TestService.ADMIN_TOKEN, "");
-      assertEquals(200, ensured.status(), ensured.body());
-      assertTrue(ensured.json().getBoolean("ready"), ensured.body());
-      assertEquals("active", ensured.json().getString("status"));
-      Response again = service.post("/api/admin/fleets/amd-mi300x-fleet/ensure", TestService.ADMIN_TOKEN, "");
-      assertTrue(again.json().getBoolean("ready"));
-      assertEquals(1, fake.calls().stream().filter(c -> c.startsWith("apply")).count(), "created once");
+  void withoutDstackConfiguredMi300xSubmissionsEndInAClearErrorAndLocalOnesRun(Vertx vertx) throws Exception {
+    Path home = Files.createTempDirectory("no-dstack-home");
+    try (TestService service = TestService.start(vertx, Map.of("HOME", home.toString()))) {
+      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
+      assertEquals("ERROR", done.getString("status"));
+      assertTrue(done.encode().contains("DSTACK_SERVER_URL"), done.encode());
+      Response ready = service.get("/health/ready", null);
+      assertEquals("DEGRADED", ready.json().getString("status"), ready.body());
+      assertEquals("BENCHMARKED", service.awaitFinished(service.submit(service.userToken("bob"), "// agent: ok"),
+          WAIT).getString("status"));
     }
   }
 
   @Test
-  void aMissingFleetFoundByARunIsCreatedAndTheRunRetried(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject());
-    try (TestService service = start(vertx, fake, Map.of())) {
-      String token = service.userToken("ada");
-      assertEquals("BENCHMARKED", service.awaitFinished(submit(service, token, "// agent: ok"), WAIT)
-          .getString("status"));
-      // Someone deletes the fleet behind the service's back: the next run finds "no fleets".
-      JsonObject state = fake.state();
-      state.put("fleets", new JsonObject());
-      Files.writeString(fake.home().resolve("state.json"), state.encode());
-      try (SseClient stream = submitStreaming(service, token, "// agent: ok")) {
-        List<Frame> frames = stream.untilEnd(WAIT);
-        assertEquals("BENCHMARKED", last(frames).event(), frames.toString());
-        assertTrue(frames.stream().anyMatch(f -> String.valueOf(f.data().getString("message")).contains("no fleet")),
-            frames.toString());
+  void theDefaultProjectOfDstacksOwnConfigFileIsUsed(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject())) {
+      Path home = Files.createTempDirectory("dstack-home");
+      Files.createDirectories(home.resolve(".dstack"));
+      // As dstack's ConfigManager.save writes it (core/services/configs/__init__.py:27-31: yaml.dump).
+      Files.writeString(home.resolve(".dstack").resolve("config.yml"), "projects:\n- default: false\n  name: other\n"
+          + "  token: nope\n  url: http://127.0.0.1:1\n- default: true\n  name: main\n  token: " + FakeDstack.TOKEN
+          + "\n  url: " + fake.url() + "/\nrepos: []\n");
+      Map<String, String> env = new HashMap<>(fake.serviceEnv());
+      env.remove("DSTACK_SERVER_URL");
+      env.remove("DSTACK_TOKEN");
+      env.remove("DSTACK_PROJECT");
+      env.put("HOME", home.toString());
+      try (TestService service = TestService.start(vertx, env)) {
+        assertEquals("BENCHMARKED", service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"),
+            WAIT).getString("status"));
       }
-      assertNotNull(fake.state().getJsonObject("fleets").getJsonObject("amd-mi300x-fleet"));
       fake.assertNothingRunning(WAIT);
     }
   }
 
   @Test
   void aRestartFollowsRunsAgainWithoutDuplicatesAndStopsOrphans(Vertx vertx) throws Exception {
-    FakeDstack fake = FakeDstack.create(new JsonObject());
-    Map<String, String> env = new HashMap<>(fake.serviceEnv());
-    TestService first = TestService.start(vertx, env);
-    String token = first.userToken("ada");
-    // One run that goes on while the service is down, one that ends while it is down.
-    String going = submit(first, token, "// agent: ok\n// delay: 0.6");
-    String ending = submit(first, token, "// agent: ok\n// delay: 0.2");
-    awaitAgentStarted(first, going);
-    awaitAgentStarted(first, ending);
-    String endingRun = first.submission(ending).getString("run_name");
-    first.stop();
-    // An orphan of this service's naming, and someone else's run that must be left alone.
-    Path orphanTask = fake.home().resolve("orphan.json");
-    Files.writeString(orphanTask, new JsonObject().put("type", "task").put("name", "kr-" + "0".repeat(32) + "-zzzz")
-        .put("commands", List.of("sleep 300")).encode());
-    fake.cli("apply", "-f", orphanTask.toString(), "-y", "-d");
-    Path otherTask = fake.home().resolve("other.json");
-    Files.writeString(otherTask, new JsonObject().put("type", "task").put("name", "someone-else")
-        .put("commands", List.of("sleep 300")).encode());
-    fake.cli("apply", "-f", otherTask.toString(), "-y", "-d");
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!Files.exists(fake.home().resolve("runs").resolve(endingRun).resolve("exit_status"))
-        && System.nanoTime() < deadline) {
-      Thread.sleep(100);
-    }
-    try (TestService second = TestService.start(vertx, env, first.databaseUrl(), first.dataDir())) {
-      for (String id : List.of(going, ending)) {
-        assertEquals("BENCHMARKED", second.awaitFinished(id, WAIT).getString("status"), id);
-        try (SseClient replay = second.events(id, token, Map.of())) {
-          List<String> seen = types(replay.untilEnd(WAIT));
-          for (String once : List.of("COMPILING", "CHECKING", "CHECKED", "BENCHMARKING", "BENCHMARKED")) {
-            assertEquals(1, Collections.frequency(seen, once), once + " exactly once: " + seen);
-          }
-          assertEquals(2, Collections.frequency(seen, "TEST_RESULT"), seen.toString());
-          assertEquals(2, Collections.frequency(seen, "BENCHMARK_RESULT"), seen.toString());
-        }
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("cut_random", true))) {
+      Map<String, String> env = new HashMap<>(fake.serviceEnv());
+      TestService first = TestService.start(vertx, env);
+      String token = first.userToken("ada");
+      // One run that goes on while the service is down, one that ends while it is down.
+      String going = submit(first, token, "// agent: ok\n// delay: 0.6");
+      String ending = submit(first, token, "// agent: ok\n// delay: 0.2");
+      awaitAgentStarted(first, going);
+      awaitAgentStarted(first, ending);
+      String endingRun = first.submission(ending).getString("run_name");
+      first.stop();
+      // An orphan of this service's naming, and someone else's run that must be left alone.
+      String orphan = "kr-" + "0".repeat(32) + "-zzz";
+      for (String name : List.of(orphan, "someone-else")) {
+        JsonObject task = new JsonObject().put("type", "task").put("name", name).put("commands", List.of("sleep 300"));
+        assertEquals(200, fake.api("/api/project/main/runs/apply", new JsonObject().put("plan", new JsonObject()
+            .put("run_spec", new JsonObject().put("run_name", name).put("configuration", task))).put("force", false))
+            .statusCode());
       }
-      long until = System.nanoTime() + WAIT.toNanos();
-      while (System.nanoTime() < until && !"terminated".equals(runStatus(fake, "kr-" + "0".repeat(32) + "-zzzz"))) {
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (!"done".equals(runStatus(fake, endingRun)) && System.nanoTime() < deadline) {
         Thread.sleep(100);
       }
-      assertEquals("terminated", runStatus(fake, "kr-" + "0".repeat(32) + "-zzzz"), "the orphan was stopped");
-      assertEquals("running", runStatus(fake, "someone-else"), "another service's run is left alone");
-      fake.cli("stop", "someone-else", "-y", "-x");
-      fake.assertNothingRunning(WAIT);
+      try (TestService second = TestService.start(vertx, env, first.databaseUrl(), first.dataDir())) {
+        for (String id : List.of(going, ending)) {
+          assertEquals("BENCHMARKED", second.awaitFinished(id, WAIT).getString("status"), id);
+          try (SseClient replay = second.events(id, token, Map.of())) {
+            List<String> seen = types(replay.untilEnd(WAIT));
+            for (String once : List.of("COMPILING", "CHECKING", "CHECKED", "BENCHMARKING", "BENCHMARKED")) {
+              assertEquals(1, Collections.frequency(seen, once), once + " exactly once: " + seen);
+            }
+            assertEquals(2, Collections.frequency(seen, "TEST_RESULT"), seen.toString());
+            assertEquals(2, Collections.frequency(seen, "BENCHMARK_RESULT"), seen.toString());
+          }
+        }
+        long until = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < until && !"terminated".equals(runStatus(fake, orphan))) {
+          Thread.sleep(100);
+        }
+        assertEquals("terminated", runStatus(fake, orphan), "the orphan was stopped");
+        assertEquals("running", runStatus(fake, "someone-else"), "another service's run is left alone");
+        fake.api("/api/project/main/runs/stop", new JsonObject().put("runs_names", List.of("someone-else"))
+            .put("abort", true));
+        fake.assertNothingRunning(WAIT);
+      }
     }
   }
 
   private static String runStatus(FakeDstack fake, String name) throws Exception {
-    fake.cli("ps", "-a");
     JsonObject run = fake.runs().getJsonObject(name);
     return run == null ? null : run.getString("status");
   }

@@ -48,12 +48,13 @@ class ObservabilityTest {
   private static Vertx vertx;
   private static TestService service;
   private static String scrape;
+  private static FakeDstack fake;
 
   @BeforeAll
   static void work() throws Exception {
     PrometheusMeterRegistry registry = Metrics.registry();
     vertx = Metrics.vertx(registry);
-    FakeDstack fake = FakeDstack.create(new JsonObject());
+    fake = FakeDstack.start(new JsonObject());
     Map<String, String> env = new HashMap<>(fake.serviceEnv());
     service = TestService.start(vertx, env, registry);
     String token = service.userToken("ops");
@@ -75,6 +76,7 @@ class ObservabilityTest {
   @AfterAll
   static void stop() throws Exception {
     service.close();
+    fake.close();
     vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
@@ -120,8 +122,10 @@ class ObservabilityTest {
     assertTrue(sample("kernel_runner_phase_duration_seconds_bucket", "phase=\"total\"", "le=\"+Inf\"") >= 1);
     assertTrue(sample("kernel_runner_sse_events_sent_total") >= 9, "the stream's events were counted");
     assertTrue(sample("kernel_runner_cost_usd_total", "gpu_type=\"MI300X\"") > 0, "the dstack run's cost");
-    assertTrue(sample("kernel_runner_dstack_cli_seconds_count", "command=\"apply\"", "outcome=\"ok\"") >= 2,
-        "the fleet and the task were applied");
+    assertEquals(1, sample("kernel_runner_dstack_api_seconds_count", "call=\"runs/apply\"", "outcome=\"ok\""),
+        "the task was applied");
+    assertEquals(1, sample("kernel_runner_dstack_api_seconds_count", "call=\"fleets/apply\"", "outcome=\"ok\""),
+        "the fleet was made");
     assertEquals(1, sample("kernel_runner_fleet_ready", "fleet=\"amd-mi300x-fleet\""));
     assertEquals(1, sample("kernel_runner_fleet_nodes", "status=\"idle\""));
     assertEquals(0, sample("kernel_runner_queue_length", "gpu_type=\"local\""));

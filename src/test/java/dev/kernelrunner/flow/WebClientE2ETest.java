@@ -37,10 +37,9 @@ class WebClientE2ETest {
           "npm ci in src/test/e2e");
     }
     // MI300X through the fake dstack CLI (slow enough to watch its provisioning), beside the local type.
-    FakeDstack fake = FakeDstack.create(new JsonObject().put("step_seconds", 1.5));
-    Map<String, String> env = new HashMap<>(fake.serviceEnv());
-    env.putAll(Map.of("LOCAL_MAX_CONCURRENT", "3", "MAX_ACTIVE_PER_USER", "20", "DISCONNECT_GRACE_SECONDS", "5"));
-    try (TestService service = TestService.start(vertx, env)) {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("step_seconds", 1.5));
+         TestService service = TestService.start(vertx, withAll(fake.serviceEnv(), Map.of("LOCAL_MAX_CONCURRENT", "3",
+             "MAX_ACTIVE_PER_USER", "20", "DISCONNECT_GRACE_SECONDS", "5")))) {
       String user = service.userToken("kim");
       Path shots = Path.of("target/e2e-screenshots").toAbsolutePath();
       int code = run(List.of(node, E2E.resolve("e2e.mjs").toString()), Map.of(
@@ -69,5 +68,11 @@ class WebClientE2ETest {
     }
     echo.join(5000);
     return process.exitValue();
+  }
+
+  private static Map<String, String> withAll(Map<String, String> base, Map<String, String> more) {
+    Map<String, String> all = new HashMap<>(base);
+    all.putAll(more);
+    return all;
   }
 }

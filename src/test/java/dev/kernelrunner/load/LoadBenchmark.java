@@ -62,7 +62,7 @@ public final class LoadBenchmark {
         "MAX_ACTIVE_PER_USER", "100000", "SSE_HEARTBEAT_SECONDS", "5"));
     builder.environment().put("DISCONNECT_GRACE_SECONDS", "600");
     builder.environment().put("LOG_LEVEL", "WARN");
-    builder.environment().put("DSTACK_COMMAND", "/bin/false");
+    builder.environment().remove("DSTACK_SERVER_URL");
     Process service = builder.start();
     BufferedReader out = new BufferedReader(new InputStreamReader(service.getInputStream(), StandardCharsets.UTF_8));
     String line;

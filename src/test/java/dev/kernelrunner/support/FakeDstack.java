@@ -4,7 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,40 +20,74 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The fake dstack CLI of a test (src/test/resources/dstack/fake_dstack.py): its home folder, its knobs, its
- * state, and the service settings that make the dstack backend use it with the fake agent as the container.
+ * The fake dstack server of a test (src/test/resources/dstack/fake_dstack_server.py, built from dstack's source):
+ * a real HTTP server on loopback whose containers are real local processes. Its knobs, its state, and the service
+ * settings that point the dstack backend at it with the fake agent as the container's program.
  */
-public final class FakeDstack {
-  public static final Path SCRIPT = Path.of("src/test/resources/dstack/fake_dstack.py").toAbsolutePath();
+public final class FakeDstack implements AutoCloseable {
+  public static final Path SCRIPT = Path.of("src/test/resources/dstack/fake_dstack_server.py").toAbsolutePath();
   public static final Path AGENTS = Path.of("src/test/resources/agents").toAbsolutePath();
+  public static final String TOKEN = "test-token";
 
   private final Path home;
+  private final Process process;
+  private final int port;
+  private final HttpClient http = HttpClient.newHttpClient();
 
-  private FakeDstack(Path home) {
+  private FakeDstack(Path home, Process process, int port) {
     this.home = home;
+    this.process = process;
+    this.port = port;
   }
 
-  public static FakeDstack create(JsonObject knobs) throws IOException {
-    FakeDstack fake = new FakeDstack(Files.createTempDirectory("fake-dstack"));
-    fake.configure(knobs);
-    return fake;
+  public static FakeDstack start(JsonObject knobs) throws IOException {
+    Path home = Files.createTempDirectory("fake-dstack");
+    Files.writeString(home.resolve("config.json"), knobs.encode());
+    Files.createDirectories(home.resolve("echo"));
+    ProcessBuilder builder = new ProcessBuilder("python3", SCRIPT.toString(), home.toString())
+        .redirectError(home.resolve("server.log").toFile());
+    // The containers (children of the server) write the code they received here (see fake_agent.py).
+    builder.environment().put("FAKE_AGENT_ECHO_DIR", home.resolve("echo").toString());
+    Process process = builder.start();
+    BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    String line = out.readLine();
+    if (line == null || !line.startsWith("LISTENING ")) {
+      process.destroyForcibly();
+      throw new IOException("the fake dstack server did not start: " + Files.readString(home.resolve("server.log")));
+    }
+    return new FakeDstack(home, process, Integer.parseInt(line.substring("LISTENING ".length()).trim()));
   }
 
+  /** Replaces the knobs (see KNOBS in the script); read by the server on every request. */
   public void configure(JsonObject knobs) throws IOException {
-    JsonObject all = new JsonObject().put("step_seconds", 0.3).mergeIn(knobs);
-    Files.writeString(home.resolve("config.json"), all.encode());
+    Path temp = home.resolve("config.json.tmp");
+    Files.writeString(temp, knobs.encode());
+    Files.move(temp, home.resolve("config.json"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
   }
 
   public Path home() {
     return home;
   }
 
-  /** The argv (after {@code env}) that runs this fake as the dstack CLI. */
-  public String command() {
-    return "env FAKE_DSTACK_HOME=" + home + " python3 " + SCRIPT;
+  /** GET {@code /fake/<what>} (state, delete-fleets). */
+  public JsonObject fake(String what) throws IOException, InterruptedException {
+    HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(url() + "/fake/" + what)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    return new JsonObject(response.body());
   }
 
-  /** Service settings: MI300X through this fake, the test agent folder as the task's agent, fast polling. */
+  /** A call to the server's API as any client would make it. */
+  public HttpResponse<String> api(String path, JsonObject body) throws IOException, InterruptedException {
+    return http.send(HttpRequest.newBuilder(URI.create(url() + path)).header("Authorization", "Bearer " + TOKEN)
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.encode())).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  public String url() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  /** Service settings: MI300X through this server, the test agent folder as the task's agent, fast polling. */
   public Map<String, String> serviceEnv() throws IOException {
     Path template = home.resolve("task-template.json");
     Files.writeString(template, new JsonObject().put("type", "task").put("image", "rocm/pytorch:test")
@@ -54,11 +95,13 @@ public final class FakeDstack {
         .put("commands", List.of("cd remote-agent", "python3 fake_agent.py --payload ../payload.json"))
         .put("max_duration", "10m").encodePrettily());
     Map<String, String> env = new HashMap<>();
-    env.put("DSTACK_COMMAND", command());
+    env.put("DSTACK_SERVER_URL", url());
+    env.put("DSTACK_TOKEN", TOKEN);
+    env.put("DSTACK_PROJECT", "main");
     env.put("DSTACK_TASK_TEMPLATE", template.toString());
     env.put("DSTACK_AGENT_DIR", AGENTS.toString());
     env.put("DSTACK_POLL_INTERVAL_MS", "100");
-    env.put("DSTACK_CLI_TIMEOUT_SECONDS", "10");
+    env.put("DSTACK_REQUEST_TIMEOUT_SECONDS", "5");
     env.put("DSTACK_RETRY_BACKOFF_MS", "200");
     env.put("DSTACK_NO_CAPACITY_RETRY_SECONDS", "2");
     env.put("DSTACK_PROVISIONING_TIMEOUT_SECONDS", "60");
@@ -68,47 +111,28 @@ public final class FakeDstack {
     return env;
   }
 
-  public JsonObject state() throws IOException {
-    Path file = home.resolve("state.json");
-    return Files.exists(file) ? new JsonObject(Files.readString(file)) : new JsonObject()
-        .put("runs", new JsonObject()).put("fleets", new JsonObject());
+  /** Everything the server knows: runs (with their log and whether the container lives), fleets, archives. */
+  public JsonObject state() throws IOException, InterruptedException {
+    return fake("state");
   }
 
-  public JsonObject runs() throws IOException {
+  public JsonObject runs() throws IOException, InterruptedException {
     return state().getJsonObject("runs");
   }
 
-  /** Every call made to the CLI so far, one argv per line. */
-  public List<String> calls() throws IOException {
-    Path file = home.resolve("calls.log");
-    return Files.exists(file) ? Files.readAllLines(file) : List.of();
-  }
-
-  /** Runs the fake CLI with {@code args}; its output. */
-  public String cli(String... args) throws IOException, InterruptedException {
-    List<String> argv = new java.util.ArrayList<>(List.of("python3", SCRIPT.toString()));
-    argv.addAll(List.of(args));
-    ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true);
-    builder.environment().put("FAKE_DSTACK_HOME", home.toString());
-    builder.environment().put("COLUMNS", "400");
-    Process process = builder.start();
-    String out = new String(process.getInputStream().readAllBytes());
-    process.waitFor();
-    return out;
-  }
-
-  /** Waits until every run of the fake is final and no container process is left. */
+  /** Waits until every run is final and no container process is left. */
   public void assertNothingRunning(Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     JsonObject runs = runs();
     while (System.nanoTime() < deadline) {
-      cli("ps", "-a");
       runs = runs();
-      boolean allFinal = runs.stream().allMatch(e -> List.of("terminated", "failed", "done")
-          .contains(((JsonObject) e.getValue()).getString("status")));
-      boolean noneAlive = runs.stream().map(e -> ((JsonObject) e.getValue()).getLong("pid"))
-          .filter(pid -> pid != null).noneMatch(Processes::alive);
-      if (allFinal && noneAlive) {
+      boolean settled = runs.stream().allMatch(e -> {
+        JsonObject run = (JsonObject) e.getValue();
+        Long pid = run.getLong("pid");
+        return List.of("terminated", "failed", "done").contains(run.getString("status")) && !run.getBoolean("alive")
+            && (pid == null || !Processes.alive(pid));
+      });
+      if (settled) {
         return;
       }
       Thread.sleep(100);
@@ -117,9 +141,13 @@ public final class FakeDstack {
       JsonObject run = (JsonObject) entry.getValue();
       assertTrue(List.of("terminated", "failed", "done").contains(run.getString("status")),
           entry.getKey() + " is still " + run.getString("status"));
-      if (run.getLong("pid") != null) {
-        assertFalse(Processes.alive(run.getLong("pid")), "the container of " + entry.getKey() + " still runs");
-      }
+      assertFalse(run.getBoolean("alive"), "the container of " + entry.getKey() + " still runs");
     }
+  }
+
+  @Override
+  public void close() {
+    process.descendants().forEach(ProcessHandle::destroyForcibly);
+    process.destroyForcibly();
   }
 }

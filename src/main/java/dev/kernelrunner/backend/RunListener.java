@@ -1,4 +1,4 @@
-package dev.kernelrunner.supervisor;
+package dev.kernelrunner.backend;
 
 import dev.kernelrunner.model.EventType;
 import io.vertx.core.json.JsonObject;
@@ -21,6 +21,9 @@ public interface RunListener {
   /** The backend's name for the run changed (a new attempt). */
   default void onRunName(String runName) {}
 
-  /** Every event from log lines before {@code logOffset} has been handed over (where to resume after a restart). */
-  default void onLogOffset(int logOffset) {}
+  /**
+   * Every event of the first {@code lines} log lines has been handed over; {@code position} is the backend's note
+   * of where they end (where to resume after a restart).
+   */
+  default void onLogPosition(int lines, String position) {}
 }

@@ -1,4 +1,4 @@
-package dev.kernelrunner.supervisor;
+package dev.kernelrunner.backend;
 
 import dev.kernelrunner.model.Mode;
 import io.vertx.core.Future;
@@ -24,9 +24,14 @@ public interface Backend {
     return false;
   }
 
-  /** Follows a run that an earlier instance of the service started, from log line {@code logOffset} on. */
-  default Future<RunHandle> attach(String submissionId, String runName, int logOffset, Mode mode,
-                                   RunListener listener) {
+  /**
+   * Where to pick a run up again: the backend's run name, how many log lines were consumed and the backend's own
+   * note of where they end ({@link RunListener#onLogPosition}), and the run's event key.
+   */
+  record Resume(String submissionId, String runName, int lines, String position, String eventKey, Mode mode) {}
+
+  /** Follows a run that an earlier instance of the service started, from where {@code resume} says. */
+  default Future<RunHandle> attach(Resume resume, RunListener listener) {
     return Future.failedFuture(new UnsupportedOperationException(name() + " runs do not outlive the service"));
   }
 

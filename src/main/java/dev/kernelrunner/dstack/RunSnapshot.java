@@ -1,0 +1,51 @@
+package dev.kernelrunner.dstack;
+
+import io.vertx.core.json.JsonObject;
+import java.util.Set;
+
+/**
+ * What one {@code runs/get} answer says about a run (core/models/runs.py:694-731 {@code Run}). The detail lives
+ * on {@code latest_job_submission} (runs.py:435-457): its status, its status message ({@code no capacity},
+ * {@code no fleets}, {@code exited (N)}, ... from services/jobs/__init__.py:604-627), the termination reason and
+ * its message, the exit status, and the provisioning data (backend, instance type, price). The run-level
+ * status message is only "pulling", "retrying" or the status itself.
+ */
+public record RunSnapshot(String name, String status, String jobSubmissionId, String jobStatus,
+                          String jobStatusMessage, String terminationReason, String jobTerminationReason,
+                          String jobTerminationMessage, Integer exitStatus, String backend, String instance,
+                          Double price, Double cost) {
+
+  /** RunStatus.finished_statuses (runs.py:671-685). */
+  private static final Set<String> FINAL = Set.of("terminated", "failed", "done");
+
+  public boolean isFinal() {
+    return FINAL.contains(status);
+  }
+
+  static RunSnapshot of(JsonObject run) {
+    JsonObject job = object(run, "latest_job_submission");
+    JsonObject provisioning = object(job, "job_provisioning_data");
+    JsonObject instanceType = object(provisioning, "instance_type");
+    JsonObject spec = object(run, "run_spec");
+    String name = spec.getString("run_name");
+    if (name == null) {
+      name = object(spec, "configuration").getString("name");
+    }
+    return new RunSnapshot(name, run.getString("status"), job.getString("id"), job.getString("status"),
+        job.getString("status_message"), run.getString("termination_reason"), job.getString("termination_reason"),
+        job.getString("termination_reason_message"), number(job.getValue("exit_status")) == null ? null
+            : number(job.getValue("exit_status")).intValue(),
+        provisioning.getString("backend"), instanceType.getString("name"),
+        number(provisioning.getValue("price")) == null ? null : number(provisioning.getValue("price")).doubleValue(),
+        number(run.getValue("cost")) == null ? null : number(run.getValue("cost")).doubleValue());
+  }
+
+  /** The object at {@code key}; empty when absent or null (dstack sends optional fields as null). */
+  private static JsonObject object(JsonObject json, String key) {
+    return json.getValue(key) instanceof JsonObject object ? object : new JsonObject();
+  }
+
+  private static Number number(Object value) {
+    return value instanceof Number n ? n : null;
+  }
+}

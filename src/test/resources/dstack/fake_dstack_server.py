@@ -1,0 +1,644 @@
+#!/usr/bin/env python3
+"""A fake dstack server for the tests: the HTTP API the service uses, built from dstack's own source (github
+dstackai/dstack, master 511c318c; paths below are under src/dstack/_internal/ unless they say runner/).
+
+    python3 fake_dstack_server.py HOME      prints "LISTENING <port>", serves on 127.0.0.1 until killed
+
+A run's container is a real local process: the task's commands joined with " && " (server/services/jobs/
+configurators/base.py:582) under /bin/sh, in a pseudo-terminal (stdout and stderr merged, "\\n" written as "\\r\\n"),
+in a working folder where the run's file archives are extracted as the runner does (runner/internal/runner/
+executor/files.go:19, 62-100: the first path component renamed to the destination's last one). Its output is cut
+into log events every 500 ms or 32 KB (runner/internal/runner/executor/executor.go:40-46, 600), or at random
+byte offsets with the knob "cut_random", each with a unique, increasing timestamp (runner/.../timestamp.go).
+
+Knobs: HOME/config.json, read on every request (the tests rewrite it), see KNOBS. State: GET /fake/state.
+"""
+import base64
+import email.parser
+import email.policy
+import io
+import json
+import os
+import pty
+import random
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HOME = sys.argv[1]
+KNOBS = {
+    "token": "test-token",            # the only token accepted
+    "server_version": "0.20.29",      # server/routers/server.py:13-18
+    "step_seconds": 0.2,              # how long each status before running lasts
+    "no_capacity_attempts": 0,        # the first N runs end "no capacity"
+    "fleet_at_capacity_attempts": 0,  # the first N runs end "Fleet is at capacity"
+    "vanish_after_seconds": None,     # a run disappears (deleted) this long after it starts running
+    "down_from": None,                # epoch seconds: from then ...
+    "down_until": None,               # ... until then, every connection is dropped unanswered
+    "cut_random": False,              # cut log events at random byte offsets instead of on time/size
+    "log_delay_seconds": 0,           # events become visible this long after they were written
+    "max_duration_seconds": None,     # overrides the task's max_duration
+    "ignore_stop": False,             # runs/stop is accepted but the container is not signalled (abort still is)
+}
+lock = threading.RLock()
+runs = {}       # run name -> Run
+fleets = {}     # fleet name -> dict
+archives = {}   # hash -> {"id", "hash", "blob"}
+requests_seen = []
+ever_runs = []  # every run name ever applied (runs may vanish)
+
+
+def knobs():
+    values = dict(KNOBS)
+    try:
+        with open(os.path.join(HOME, "config.json")) as f:
+            values.update(json.load(f))
+    except (OSError, ValueError):
+        pass
+    return values
+
+
+def now():
+    return datetime.now(timezone.utc)
+
+
+def iso(moment):
+    # pydantic's JSON for an aware UTC datetime (server/utils/routers.py:32-51 serializes with to_json)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+class ClientError(Exception):
+    """ServerClientError: 400 {"detail": [{"msg", "code"}]} (server/app.py:280-285, utils/routers.py:145-151)."""
+
+    def __init__(self, msg, code="error", status=400):
+        super().__init__(msg)
+        self.msg, self.code, self.status = msg, code, status
+
+
+def not_found(msg):
+    return ClientError(msg, "resource_not_exists")  # core/errors.py:57-59
+
+
+class Extra(Exception):
+    """pydantic's extra="forbid" (core/models/common.py:50): FastAPI answers 422."""
+
+    def __init__(self, loc):
+        super().__init__(loc)
+        self.loc = loc
+
+
+def only(body, allowed, loc):
+    if not isinstance(body, dict):
+        raise Extra(loc)
+    for key in body:
+        if key not in allowed:
+            raise Extra(loc + [key])
+
+
+# Request schemas (server/schemas/*.py) and the models they embed (core/models/*.py), as far as the fake reads them.
+RUN_SPEC = {"run_name", "repo_id", "repo_data", "repo_code_hash", "repo_dir", "file_archives", "working_dir",
+            "configuration_path", "configuration", "profile", "ssh_key_pub"}          # core/models/runs.py:543-610
+TASK = {"type", "name", "image", "env", "commands", "max_duration", "resources", "fleets", "spot_policy", "retry",
+        "max_price", "creation_policy", "files", "working_dir", "user", "privileged", "shell", "nodes", "ports",
+        "volumes", "backends", "regions", "idle_duration", "python", "entrypoint", "registry_auth", "docker",
+        "utilization_policy", "stop_duration", "priority", "reservation", "instance_types", "tags"}
+# core/models/configurations.py:518-690 with profiles.py:237-400 (a subset: what a task may carry)
+FLEET_CONF = {"type", "name", "nodes", "backends", "resources", "idle_duration", "spot_policy", "placement",
+              "ssh_config", "env", "regions", "max_price", "reservation", "blocks", "tags", "instance_types",
+              "retry", "availability_zones", "termination_policy", "termination_idle_time"}  # core/models/fleets.py
+
+
+class Run:
+    def __init__(self, spec, user="admin"):
+        self.id = str(uuid.uuid4())
+        self.name = spec["run_name"]
+        self.spec = spec
+        self.user = user
+        self.submitted_at = now()
+        self.status = "submitted"
+        self.termination_reason = None
+        self.job = {"id": str(uuid.uuid4()), "submission_num": 0, "submitted_at": iso(now()),
+                    "last_processed_at": iso(now()), "status": "submitted", "status_message": "submitted",
+                    "termination_reason": None, "termination_reason_message": None, "exit_status": None,
+                    "job_provisioning_data": None}
+        self.step_at = time.time()
+        self.process = None
+        self.workdir = None
+        self.events = []  # (datetime, bytes) of the job's log
+        self.running_since = None
+        self.cost = 0.0
+        self.stop = None  # None, "stop" or "abort"
+        self.deleted = False
+
+    def to_json(self):
+        job = dict(self.job)
+        return {"id": self.id, "project_name": "main", "user": self.user, "fleet": None,
+                "submitted_at": iso(self.submitted_at), "last_processed_at": iso(now()), "status": self.status,
+                # the run-level message is only "pulling", "retrying" or the status (see the reference note)
+                "status_message": "pulling" if job["status"] == "pulling" else self.status,
+                "termination_reason": self.termination_reason, "run_spec": self.spec, "jobs": [],
+                "latest_job_submission": job, "cost": round(self.cost, 6), "service": None,
+                "deployment_num": 0, "error": None, "deleted": None}
+
+
+def job_status_message(job):
+    """services/jobs/__init__.py:604-627 _get_job_status_message."""
+    status, reason, message = job["status"], job["termination_reason"], job["termination_reason_message"] or ""
+    if status == "done":
+        return "exited (0)"
+    if status == "failed":
+        if reason == "container_exited_with_error":
+            return "exited (%s)" % job["exit_status"]
+        if reason == "failed_to_start_due_to_no_capacity":
+            return "no fleets" if "No matching fleet found" in message else "no capacity"
+        if reason == "interrupted_by_no_capacity":
+            return "interrupted"
+        return "error"
+    if status == "terminated":
+        if reason == "terminated_by_user":
+            return "stopped"
+        if reason == "aborted_by_user":
+            return "aborted"
+    return status
+
+
+def finish_job(run, status, reason, message=None, exit_status=None):
+    job = run.job
+    job.update(status=status, termination_reason=reason, termination_reason_message=message,
+               exit_status=exit_status, last_processed_at=iso(now()))
+    job["status_message"] = job_status_message(job)
+    # RunTerminationReason and its status (core/models/runs.py:90-125): a job that failed fails the run
+    if run.stop == "abort":
+        run.status, run.termination_reason = "terminated", "aborted_by_user"
+    elif run.stop == "stop":
+        run.status, run.termination_reason = "terminated", "stopped_by_user"
+    elif status == "done":
+        run.status, run.termination_reason = "done", "all_jobs_done"
+    else:
+        run.status, run.termination_reason = "failed", "job_failed"
+    if run.running_since is not None:
+        price = (job["job_provisioning_data"] or {}).get("price", 0)
+        run.cost = price * (time.time() - run.running_since) / 3600.0
+    for fleet in fleets.values():
+        for instance in fleet["instances"]:
+            if instance.get("job") == run.name:
+                instance["status"], instance["job"] = "idle", None
+
+
+attempts = {"no_capacity": 0, "fleet_at_capacity": 0}
+
+
+def advance(run, k):
+    """One step of a run's life (server/background/pipeline_tasks/jobs_submitted.py, jobs_running.py)."""
+    if run.status in ("done", "failed", "terminated"):
+        return
+    job = run.job
+    if run.stop and job["status"] in ("submitted", "provisioning", "pulling"):
+        finish_job(run, "terminated" if run.stop == "stop" else "aborted",
+                   "terminated_by_user" if run.stop == "stop" else "aborted_by_user")
+        return
+    if time.time() - run.step_at < k["step_seconds"]:
+        return
+    run.step_at = time.time()
+    if job["status"] == "submitted":
+        run.status = "submitted"
+        wanted = run.spec["configuration"].get("fleets")
+        if wanted and not any(name in fleets for name in wanted):
+            # jobs_submitted.py:1024-1031: a task with fleets: whose fleets cannot be used
+            finish_job(run, "failed", "failed_to_start_due_to_no_capacity", "Failed to use specified fleets")
+            return
+        if attempts["no_capacity"] < k["no_capacity_attempts"]:
+            attempts["no_capacity"] += 1
+            fleet = wanted[0] if wanted else "fleet"
+            # jobs_submitted.py:1540-1549 (0.21.1+)
+            finish_job(run, "failed", "failed_to_start_due_to_no_capacity",
+                       "Failed to provision in fleet %r: tried 3 of 3 offers, all failed." % fleet)
+            return
+        if attempts["fleet_at_capacity"] < k["fleet_at_capacity_attempts"]:
+            attempts["fleet_at_capacity"] += 1
+            finish_job(run, "failed", "failed_to_start_due_to_no_capacity", "Fleet is at capacity")  # :663-668
+            return
+        job["status"] = job["status_message"] = "provisioning"
+        run.status = "provisioning"
+        job["job_provisioning_data"] = {"backend": "amddevcloud", "instance_type": {"name": "gpu-mi300x1-192gb"},
+                                        "instance_id": "droplet-1", "region": "atl1", "price": 1.99,
+                                        "username": "root", "hostname": "127.0.0.1"}
+        for name in wanted or []:
+            if name in fleets:
+                instances = fleets[name]["instances"]
+                free = [i for i in instances if i["status"] == "idle"]
+                instance = free[0] if free else None
+                if instance is None:
+                    instance = {"id": str(uuid.uuid4()), "project_name": "main", "backend": "amddevcloud",
+                                "instance_type": {"name": "gpu-mi300x1-192gb"}, "name": "%s-%d" % (name, len(instances)),
+                                "instance_num": len(instances), "status": "provisioning", "region": "atl1",
+                                "price": 1.99, "created": iso(now())}
+                    instances.append(instance)
+                instance["status"], instance["job"] = "busy", run.name
+    elif job["status"] == "provisioning":
+        job["status"] = job["status_message"] = "pulling"
+    elif job["status"] == "pulling":
+        job["status"] = job["status_message"] = "running"
+        run.status = "running"
+        run.running_since = time.time()
+        start_container(run, k)
+
+
+def extract(run, workdir):
+    """files.go:62-100: each archive extracted so that its first path component becomes the destination's name."""
+    for mapping in run.spec.get("file_archives", []):
+        blob = next(a["blob"] for a in archives.values() if a["id"] == mapping["id"])
+        dest = os.path.join(workdir, mapping["path"])
+        base, name = os.path.split(dest)
+        os.makedirs(base, exist_ok=True)
+        shutil.rmtree(dest, ignore_errors=True)
+        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+            for member in tar.getmembers():
+                member.name = re.sub(r"^([^/]*)(/|$)", name + r"\2", member.name)
+                tar.extract(member, base)
+
+
+def start_container(run, k):
+    workdir = tempfile.mkdtemp(prefix="fake-dstack-run-")
+    run.workdir = workdir
+    extract(run, workdir)
+    conf = run.spec["configuration"]
+    env = dict(os.environ)
+    env.update({key: str(value) for key, value in (conf.get("env") or {}).items()})
+    env["FAKE_DSTACK_RUN"] = run.name
+    master, slave = pty.openpty()
+    run.process = subprocess.Popen(["/bin/sh", "-c", " && ".join(conf.get("commands", []))], cwd=workdir, env=env,
+                                   stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    threading.Thread(target=pump, args=(run, master, k), daemon=True).start()
+
+
+def add_event(run, chunk):
+    with lock:
+        stamp = now()
+        if run.events and stamp <= run.events[-1][0]:
+            stamp = run.events[-1][0] + timedelta(microseconds=1)  # unique and increasing (timestamp.go)
+        run.events.append((stamp, chunk))
+
+
+def pump(run, master, k):
+    """The runner's log writer: a chunk every 500 ms or 32 KB (executor.go:40-46), or at random offsets."""
+    buffer = b""
+    last = time.time()
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.1)
+        data = None
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                data = b""
+            buffer += data
+        ended = data == b""
+        while buffer and (k["cut_random"] or len(buffer) >= 32 * 1024 or time.time() - last >= 0.5 or ended):
+            size = random.randint(1, min(len(buffer), 97)) if k["cut_random"] else min(len(buffer), 32 * 1024)
+            add_event(run, buffer[:size])
+            buffer = buffer[size:]
+            last = time.time()
+        if ended:
+            break
+    os.close(master)
+    code = run.process.wait()
+    with lock:
+        if run.stop:
+            finish_job(run, "terminated" if run.stop == "stop" else "aborted",
+                       "terminated_by_user" if run.stop == "stop" else "aborted_by_user", exit_status=code)
+        elif getattr(run, "max_duration_hit", False):
+            # JobTerminationReason.MAX_DURATION_EXCEEDED -> JobStatus.TERMINATED (core/models/runs.py:175)
+            finish_job(run, "terminated", "max_duration_exceeded", "Max duration exceeded")
+        elif code == 0:
+            finish_job(run, "done", "done_by_runner", exit_status=0)
+        else:
+            finish_job(run, "failed", "container_exited_with_error", exit_status=code if code > 0 else 128 - code)
+    shutil.rmtree(run.workdir, ignore_errors=True)
+
+
+def parse_duration(text):
+    match = re.fullmatch(r"(\d+)([smhd]?)", str(text or ""))
+    if not match:
+        return None
+    return int(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
+
+
+def ticker():
+    while True:
+        time.sleep(0.05)
+        k = knobs()
+        with lock:
+            for run in list(runs.values()):
+                advance(run, k)
+                limit = k["max_duration_seconds"] or parse_duration(run.spec["configuration"].get("max_duration"))
+                if run.process and run.process.poll() is None and limit and run.running_since \
+                        and time.time() - run.running_since > limit and not getattr(run, "max_duration_hit", False):
+                    run.max_duration_hit = True
+                    signal_group(run, signal.SIGKILL)
+                vanish = k["vanish_after_seconds"]
+                if vanish is not None and run.running_since and time.time() - run.running_since > vanish:
+                    signal_group(run, signal.SIGKILL)
+                    del runs[run.name]
+
+
+def signal_group(run, sig):
+    if run.process and run.process.poll() is None:
+        try:
+            os.killpg(run.process.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def version_tuple(text):
+    numbers = [int(n) for n in re.findall(r"\d+", text or "")[:3]]
+    return tuple(numbers + [0] * (3 - len(numbers))) if numbers else None
+
+
+def check_version(header, server):
+    """server/utils/routers.py:160-199, applied to every /api/ route (server/app.py:361-371)."""
+    if header is None:
+        return
+    client = version_tuple(header)
+    if client is None:
+        raise ClientError("Invalid version: '%s'" % header)
+    ours = version_tuple(server)
+    if ours and client > ours and (client[0] > ours[0] or client[1] > ours[1]):
+        raise ClientError("The client/CLI version (%s) is incompatible with the server version (%s)."
+                          % (header, server))
+
+
+def parse_time(text):
+    if text is None:
+        return None
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        # filelog.py:81 compares it with the events' aware timestamps: TypeError, a 500
+        raise TypeError("can't compare offset-naive and offset-aware datetimes")
+    return moment
+
+
+# ---- routes
+
+def get_info(body, k):
+    only(body, set(), ["body"])
+    return {"server_version": k["server_version"]}
+
+
+def get_archive_by_hash(body, k):
+    only(body, {"hash"}, ["body"])
+    archive = archives.get(body["hash"])
+    if archive is None:
+        raise ClientError("Resource not found", "resource_not_exists")  # routers/files.py:39-40
+    return {"id": archive["id"], "hash": archive["hash"]}
+
+
+def upload_archive(handler, raw, k):
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + handler.headers["Content-Type"].encode() + b"\r\n\r\n" + raw)
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            name = part.get_filename()
+            if not name:
+                raise ClientError("filename not specified")  # services/files.py:65-66
+            # services/files.py:67: the file name IS the hash; nothing checks it
+            archive = archives.setdefault(name, {"id": str(uuid.uuid4()), "hash": name,
+                                                 "blob": part.get_payload(decode=True)})
+            return {"id": archive["id"], "hash": archive["hash"]}
+    raise Extra(["body", "file"])
+
+
+def run_apply(body, k):
+    only(body, {"plan", "force"}, ["body"])
+    only(body["plan"], {"run_spec", "current_resource"}, ["body", "plan"])
+    spec = body["plan"]["run_spec"]
+    only(spec, RUN_SPEC, ["body", "plan", "run_spec"])
+    conf = spec.get("configuration")
+    only(conf, TASK, ["body", "plan", "run_spec", "configuration"])
+    name = spec.get("run_name") or conf.get("name")
+    if not re.match("^[a-z][a-z0-9-]{1,40}$", name or ""):
+        raise ClientError("Resource name should match regex '^[a-z][a-z0-9-]{1,40}$'")  # core/services/__init__.py
+    for mapping in spec.get("file_archives", []):
+        if not any(a["id"] == mapping["id"] for a in archives.values()):
+            raise ClientError("File archive %s not found" % mapping["id"])
+    if name in runs and runs[name].status not in ("done", "failed", "terminated"):
+        raise ClientError("Run %s is active" % name)
+    spec = dict(spec, run_name=name)
+    run = Run(spec)
+    runs[name] = run
+    ever_runs.append(name)
+    return run.to_json()
+
+
+def run_get(body, k):
+    only(body, {"run_name", "id"}, ["body"])
+    run = runs.get(body.get("run_name"))
+    if run is None:
+        raise not_found("Run not found")  # routers/runs.py:114-115
+    return run.to_json()
+
+
+def run_stop(body, k):
+    only(body, {"runs_names", "abort"}, ["body"])
+    for name in body["runs_names"]:
+        run = runs.get(name)
+        if run is None or run.status in ("done", "failed", "terminated"):
+            continue
+        run.stop = "abort" if body["abort"] else (run.stop or "stop")
+        if run.process and run.process.poll() is None:
+            run.status = "terminating"
+            run.job["status"] = "terminating"
+            if body["abort"]:
+                signal_group(run, signal.SIGKILL)
+            elif not k["ignore_stop"]:
+                signal_group(run, signal.SIGTERM)
+    return None
+
+
+def runs_list(body, k):
+    only(body, {"project_name", "repo_id", "username", "only_active", "include_jobs", "job_submissions_limit",
+                "prev_submitted_at", "prev_run_id", "limit", "ascending"}, ["body"])
+    found = [r.to_json() for r in runs.values()
+             if not body.get("only_active") or r.status not in ("done", "failed", "terminated")]
+    return found[:body.get("limit", 100)]
+
+
+def logs_poll(body, k):
+    only(body, {"run_name", "job_submission_id", "start_time", "end_time", "descending", "next_token", "limit",
+                "diagnose"}, ["body"])
+    run = runs.get(body["run_name"])
+    start = parse_time(body.get("start_time"))
+    limit = body.get("limit", 100)
+    if run is None or run.job["id"] != body["job_submission_id"]:
+        return {"logs": [], "external_url": None, "next_token": None}  # filelog.py:92-93: no file, no logs
+    visible = [e for e in run.events if (now() - e[0]).total_seconds() >= k["log_delay_seconds"]]
+    first = int(body.get("next_token") or 0)  # filelog.py:52-58: the token is a line number
+    logs, token = [], None
+    for index in range(first, len(visible)):
+        stamp, chunk = visible[index]
+        if start and stamp <= start:  # filelog.py:81, exclusive
+            continue
+        logs.append({"timestamp": iso(stamp), "log_source": "stdout",
+                     "message": base64.b64encode(chunk.decode("utf-8", "replace").encode()).decode()})
+        if len(logs) >= limit:
+            if index + 1 < len(visible):
+                token = str(index + 1)
+            break
+    return {"logs": logs, "external_url": None, "next_token": token}
+
+
+def fleet_json(fleet):
+    return {"id": fleet["id"], "name": fleet["name"], "project_name": "main", "spec": fleet["spec"],
+            "created_at": fleet["created_at"], "status": "active", "status_message": None,
+            "instances": [{key: value for key, value in i.items() if key != "job"} for i in fleet["instances"]]}
+
+
+def fleet_get(body, k):
+    only(body, {"name", "id"}, ["body"])
+    fleet = fleets.get(body.get("name"))
+    if fleet is None:
+        raise not_found("Fleet not found")
+    return fleet_json(fleet)
+
+
+def check_fleet_spec(spec, loc):
+    only(spec, {"configuration", "configuration_path", "profile", "autocreated"}, loc)
+    if "profile" not in spec:
+        raise Extra(loc + ["profile"])  # core/models/fleets.py:376: required
+    conf = spec["configuration"]
+    only(conf, FLEET_CONF, loc + ["configuration"])
+    if conf.get("nodes") is None and conf.get("ssh_config") is None:
+        raise ClientError("No ssh_config or nodes specified")  # services/fleets.py:1397-1398
+    if conf.get("nodes") is not None and conf.get("env"):
+        # services/fleets.py:1407-1421
+        raise ClientError("Backend fleet configuration does not support the following fields: ['env']")
+
+
+def fleet_plan(body, k):
+    only(body, {"spec"}, ["body"])
+    check_fleet_spec(body["spec"], ["body", "spec"])
+    return {"project_name": "main", "user": "admin", "spec": body["spec"], "effective_spec": body["spec"],
+            "current_resource": None, "offers": [], "total_offers": 0, "max_offer_price": None, "action": "create"}
+
+
+def fleet_apply(body, k):
+    only(body, {"plan", "force"}, ["body"])
+    only(body["plan"], {"spec", "current_resource"}, ["body", "plan"])
+    spec = body["plan"]["spec"]
+    check_fleet_spec(spec, ["body", "plan", "spec"])
+    name = spec["configuration"]["name"]
+    fleets[name] = {"id": str(uuid.uuid4()), "name": name, "spec": spec, "created_at": iso(now()), "instances": []}
+    return fleet_json(fleets[name])
+
+
+ROUTES = {
+    "/api/server/get_info": get_info,
+    "/api/files/get_archive_by_hash": get_archive_by_hash,
+    "/api/runs/list": runs_list,
+    "/api/project/main/runs/apply": run_apply,
+    "/api/project/main/runs/get": run_get,
+    "/api/project/main/runs/stop": run_stop,
+    "/api/project/main/logs/poll": logs_poll,
+    "/api/project/main/fleets/get": fleet_get,
+    "/api/project/main/fleets/get_plan": fleet_plan,
+    "/api/project/main/fleets/apply": fleet_apply,
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as uvicorn serves
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def body(self):
+        """The request body, sized or chunked (Vert.x sends multipart uploads chunked; uvicorn takes both)."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def do_GET(self):
+        if self.path == "/fake/delete-fleets":  # someone deletes the fleets behind the service's back
+            with lock:
+                fleets.clear()
+            return self.answer(200, {})
+        if self.path == "/fake/state":
+            with lock:
+                self.answer(200, {
+                    "runs": {name: dict(r.to_json(), workdir=r.workdir, log=b"".join(e[1] for e in r.events)
+                                        .decode("utf-8", "replace"), alive=bool(r.process and r.process.poll() is None),
+                                        pid=r.process.pid if r.process else None) for name, r in runs.items()},
+                    "ever_runs": ever_runs, "fleets": {n: fleet_json(f) for n, f in fleets.items()},
+                    "archives": {h: {"id": a["id"], "size": len(a["blob"])} for h, a in archives.items()},
+                    "requests": requests_seen[-500:]})
+            return
+        self.answer(404, {"detail": "Not Found"})
+
+    def do_POST(self):
+        k = knobs()
+        if k["down_from"] is not None and k["down_from"] <= time.time() < (k["down_until"] or 0):
+            self.close_connection = True
+            self.connection.shutdown(2)  # the server is away: no answer at all
+            return
+        raw = self.body()
+        path = self.path
+        requests_seen.append({"path": path, "version": self.headers.get("X-API-VERSION")})
+        auth = self.headers.get("Authorization", "")
+        if auth != "Bearer " + k["token"]:
+            return self.answer(403, {"detail": {"msg": "Invalid token", "code": None}})  # utils/routers.py:130-135
+        try:
+            if path.startswith("/api/"):
+                check_version(self.headers.get("X-API-VERSION"), k["server_version"])
+            with lock:
+                if path == "/api/files/upload_archive":
+                    result = upload_archive(self, raw, k)
+                elif path in ROUTES:
+                    result = ROUTES[path](json.loads(raw or b"{}"), k)
+                else:
+                    return self.answer(404, {"detail": "Not Found"})
+            self.answer(200, result)
+        except ClientError as e:
+            self.answer(e.status, {"detail": [{"msg": e.msg, "code": e.code}]})
+        except Extra as e:
+            self.answer(422, {"detail": [{"type": "extra_forbidden", "loc": e.loc,
+                                          "msg": "Extra inputs are not permitted"}]})
+        except (TypeError, KeyError, ValueError) as e:
+            self.answer(500, {"detail": "Internal Server Error: " + str(e)})
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=ticker, daemon=True).start()
+    print("LISTENING %d" % server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
