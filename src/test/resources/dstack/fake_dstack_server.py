@@ -139,6 +139,7 @@ class Run:
         self.cost = 0.0
         self.stop = None  # None, "stop" or "abort"
         self.deleted = False
+        self.members = set()  # every process seen in the container (its cgroup)
 
     def to_json(self):
         job = dict(self.job)
@@ -339,8 +340,12 @@ def ticker():
     while True:
         time.sleep(0.05)
         k = knobs()
+        tick = getattr(ticker, "count", 0) + 1
+        ticker.count = tick
         with lock:
             for run in list(runs.values()):
+                if tick % 20 == 0:
+                    remember_members(run)
                 advance(run, k)
                 limit = k["max_duration_seconds"] or parse_duration(run.spec["configuration"].get("max_duration"))
                 if run.process and run.process.poll() is None and limit and run.running_since \
@@ -353,12 +358,39 @@ def ticker():
                     del runs[run.name]
 
 
+def descendants(pid):
+    """Every process started under pid, sessions and groups of their own included (the agent calls setsid)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def signal_group(run, sig):
-    if run.process and run.process.poll() is None:
+    """A container is everything its first process started, as its cgroup holds it: all of it gets the signal."""
+    remember_members(run)
+    for pid in run.members:
         try:
-            os.killpg(run.process.pid, sig)
+            os.kill(pid, sig)
         except ProcessLookupError:
             pass
+
+
+def remember_members(run):
+    # Orphans are re-parented away from the container's first process: once seen, a member stays one.
+    if run.process and run.process.poll() is None:
+        run.members.update([run.process.pid] + descendants(run.process.pid))
 
 
 def version_tuple(text):

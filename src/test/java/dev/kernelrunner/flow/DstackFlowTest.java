@@ -204,14 +204,13 @@ class DstackFlowTest {
     try (FakeDstack fake = FakeDstack.start(new JsonObject());
          TestService service = start(vertx, fake, Map.of())) {
       String token = service.userToken("ada");
-      String id = submit(service, token, "// agent: trap_term");
+      String id = submit(service, token, "// agent: hang");
       awaitAgentStarted(service, id);
       Response cancelled = service.post("/api/submissions/" + id + "/cancel", token, "");
       assertEquals(202, cancelled.status(), cancelled.body());
       assertEquals("CANCELLED", service.awaitFinished(id, WAIT).getString("status"));
-      // The agent ignores TERM: the run was aborted after the grace period.
       fake.assertNothingRunning(WAIT);
-      assertEquals("aborted_by_user", fake.runs().getJsonObject(service.submission(id).getString("run_name"))
+      assertEquals("stopped_by_user", fake.runs().getJsonObject(service.submission(id).getString("run_name"))
           .getString("termination_reason"));
     }
   }
