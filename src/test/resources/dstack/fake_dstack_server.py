@@ -348,7 +348,7 @@ def ticker():
                     remember_members(run)
                 advance(run, k)
                 limit = k["max_duration_seconds"] or parse_duration(run.spec["configuration"].get("max_duration"))
-                if run.process and run.process.poll() is None and limit and run.running_since \
+                if run.status == "running" and limit and run.running_since \
                         and time.time() - run.running_since > limit and not getattr(run, "max_duration_hit", False):
                     run.max_duration_hit = True
                     signal_group(run, signal.SIGKILL)
@@ -378,7 +378,8 @@ def descendants(pid):
 
 
 def signal_group(run, sig):
-    """A container is everything its first process started, as its cgroup holds it: all of it gets the signal."""
+    """A container is everything its first process started, as its cgroup holds it: all of it gets the signal,
+    whether or not its first process is still there."""
     remember_members(run)
     for pid in run.members:
         try:
@@ -388,9 +389,26 @@ def signal_group(run, sig):
 
 
 def remember_members(run):
-    # Orphans are re-parented away from the container's first process: once seen, a member stays one.
-    if run.process and run.process.poll() is None:
-        run.members.update([run.process.pid] + descendants(run.process.pid))
+    # Orphans are re-parented away from the container's first process: once seen, a member stays one (and its
+    # own children join).
+    if run.process is None:
+        return
+    for pid in [run.process.pid] + list(run.members):
+        if alive(pid):
+            run.members.update([pid] + descendants(pid))
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def container_alive(run):
+    remember_members(run)
+    return any(alive(pid) for pid in run.members)
 
 
 def version_tuple(text):
@@ -488,7 +506,7 @@ def run_stop(body, k):
         if run is None or run.status in ("done", "failed", "terminated"):
             continue
         run.stop = "abort" if body["abort"] else (run.stop or "stop")
-        if run.process and run.process.poll() is None:
+        if run.process is not None:  # the container runs (its first process may be gone, the rest not)
             run.status = "terminating"
             run.job["status"] = "terminating"
             if body["abort"]:
@@ -625,7 +643,7 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 self.answer(200, {
                     "runs": {name: dict(r.to_json(), workdir=r.workdir, log=b"".join(e[1] for e in r.events)
-                                        .decode("utf-8", "replace"), alive=bool(r.process and r.process.poll() is None),
+                                        .decode("utf-8", "replace"), alive=container_alive(r),
                                         pid=r.process.pid if r.process else None) for name, r in runs.items()},
                     "ever_runs": ever_runs, "fleets": {n: fleet_json(f) for n, f in fleets.items()},
                     "archives": {h: {"id": a["id"], "size": len(a["blob"])} for h, a in archives.items()},
@@ -665,7 +683,16 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(500, {"detail": "Internal Server Error: " + str(e)})
 
 
+def shut_down(signum, frame):
+    """Stopped (the test is over): no container outlives the server."""
+    with lock:
+        for run in runs.values():
+            signal_group(run, signal.SIGKILL)
+    os._exit(0)
+
+
 def main():
+    signal.signal(signal.SIGTERM, shut_down)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=ticker, daemon=True).start()
     print("LISTENING %d" % server.server_address[1], flush=True)

@@ -39,12 +39,15 @@ public final class App {
   private final List<String> deployments;
   private final HttpVerticle http;
   private final PrometheusMeterRegistry meters;
+  private final DstackApi dstackApi;
 
-  private App(Vertx vertx, List<String> deployments, HttpVerticle http, PrometheusMeterRegistry meters) {
+  private App(Vertx vertx, List<String> deployments, HttpVerticle http, PrometheusMeterRegistry meters,
+              DstackApi dstackApi) {
     this.vertx = vertx;
     this.deployments = deployments;
     this.http = http;
     this.meters = meters;
+    this.dstackApi = dstackApi;
   }
 
   public static Future<App> deploy(Vertx vertx, AppConfig config, String databaseUrl) {
@@ -60,13 +63,14 @@ public final class App {
         EventAppend.Stored.class, LiveFrame.class, EventFrame.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
     Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
-    DstackApi dstackApi = config.dstack().configured() ? new DstackApi(vertx, config.dstack(), meters) : null;
+    // One client of the dstack server for the backend and the fleet manager: the version check is made once.
+    DstackApi dstackApi = DstackApi.ifConfigured(vertx, config.dstack(), meters);
     Map<String, Backend> backends = new HashMap<>();
     List<Supplier<Deployable>> order = List.of(
         () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),
         () -> new ActiveProcessRegistryVerticle(config, meters),
-        () -> new ProcessSupervisorVerticle(config, meters, backends),
-        () -> new FleetManagerVerticle(config, meters),
+        () -> new ProcessSupervisorVerticle(config, backends),
+        () -> new FleetManagerVerticle(config, meters, dstackApi),
         () -> new SubmissionTrackerVerticle(config, served, meters),
         () -> http);
     List<String> ids = new ArrayList<>();
@@ -82,8 +86,11 @@ public final class App {
         return null;
       }));
     }
-    return chain.map(v -> new App(vertx, ids, http, meters))
-        .recover(error -> undeploy(vertx, ids).transform(ar -> Future.failedFuture(error)));
+    return chain.map(v -> new App(vertx, ids, http, meters, dstackApi))
+        .recover(error -> undeploy(vertx, ids).transform(ar -> {
+          closeQuietly(dstackApi);
+          return Future.failedFuture(error);
+        }));
   }
 
   /** Creates the first admin token if none exists; the token comes back once, else empty. */
@@ -102,7 +109,13 @@ public final class App {
 
   /** Undeploys in reverse order: HTTP first, the store last. */
   public Future<Void> stop() {
-    return undeploy(vertx, deployments);
+    return undeploy(vertx, deployments).andThen(ar -> closeQuietly(dstackApi));
+  }
+
+  private static void closeQuietly(DstackApi api) {
+    if (api != null) {
+      api.close();
+    }
   }
 
   private static Future<Void> undeploy(Vertx vertx, List<String> ids) {

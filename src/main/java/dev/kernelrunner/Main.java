@@ -5,6 +5,7 @@ import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.ConfigException;
 import dev.kernelrunner.config.ConfigLoader;
+import dev.kernelrunner.dstack.DstackApi;
 import dev.kernelrunner.fleet.FleetManagerVerticle;
 import dev.kernelrunner.store.EmbeddedPostgres;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -95,8 +96,10 @@ public final class Main {
    */
   private static int createFleet(AppConfig config) throws Exception {
     Vertx vertx = Vertx.vertx();
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
     try {
-      JsonObject fleet = vertx.deployVerticle(new FleetManagerVerticle(config, new SimpleMeterRegistry()))
+      JsonObject fleet = vertx.deployVerticle(new FleetManagerVerticle(config, meters,
+          DstackApi.ifConfigured(vertx, config.dstack(), meters)))
           .compose(id -> Bus.request(vertx.eventBus(), Addresses.FLEET_ENSURE, new JsonObject()
               .put("gpu_type", config.amd().gpuType()).put("force", true), Duration.ofMinutes(10)))
           .toCompletionStage().toCompletableFuture().get(11, TimeUnit.MINUTES);

@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class AgentOutput {
   public static final String PREFIX = "JSON_EVENT:";
-  /** Longer lines are cut: a runaway print must not take the service's memory. */
-  static final int MAX_LINE_BYTES = 1 << 20;
+  /** Longer lines are cut (by every reader of agent output): a runaway print must not take the service's memory. */
+  public static final int MAX_LINE_BYTES = 1 << 20;
   private static final int MAX_TAIL_LINE_CHARS = 2000;
   private static final int MAC_HEX_CHARS = 64;
 

@@ -41,9 +41,17 @@ public final class DstackApi {
   private final AppConfig.Dstack settings;
   private final URI base;
   private final MeterRegistry meters;
+  /** {@code X-API-VERSION} for every call but get_info, known once the server's version is (see {@link #version}). */
   private volatile String apiVersion;
+  /** The server-version check that versioned calls wait for; null until asked, or after it failed. */
+  private Future<String> versionCheck;
 
-  public DstackApi(Vertx vertx, AppConfig.Dstack settings, MeterRegistry meters) {
+  /** The API of the configured server; null when no server is configured. */
+  public static DstackApi ifConfigured(Vertx vertx, AppConfig.Dstack settings, MeterRegistry meters) {
+    return settings.configured() ? new DstackApi(vertx, settings, meters) : null;
+  }
+
+  private DstackApi(Vertx vertx, AppConfig.Dstack settings, MeterRegistry meters) {
     this.settings = settings;
     this.meters = meters;
     this.base = URI.create(settings.serverUrl());
@@ -86,6 +94,20 @@ public final class DstackApi {
     });
   }
 
+  /**
+   * The version to send, asking the server first if nobody has yet: so that every call carries
+   * {@code X-API-VERSION}, never newer than the server's. A failed check is repeated by the next call.
+   */
+  private Future<String> version() {
+    if (apiVersion != null) {
+      return Future.succeededFuture(apiVersion);
+    }
+    if (versionCheck == null) {
+      versionCheck = serverVersion().map(v -> apiVersion).onFailure(error -> versionCheck = null);
+    }
+    return versionCheck;
+  }
+
   // ---- files
 
   /**
@@ -104,8 +126,8 @@ public final class DstackApi {
   private Future<JsonObject> upload(String hash, byte[] tar) {
     MultipartForm form = MultipartForm.create()
         .binaryFileUpload("file", hash, Buffer.buffer(tar), "application/octet-stream");
-    return timed("files/upload_archive", request("/api/files/upload_archive", true).sendMultipartForm(form))
-        .compose(response -> answer("files/upload_archive", response));
+    return version().compose(v -> timed("files/upload_archive", request("/api/files/upload_archive", v)
+        .sendMultipartForm(form))).compose(response -> answer("files/upload_archive", response));
   }
 
   // ---- runs
@@ -181,22 +203,25 @@ public final class DstackApi {
     return "/api/project/" + settings.project() + "/" + call;
   }
 
-  private HttpRequest<Buffer> request(String path, boolean versioned) {
+  /** A POST to {@code path}; with {@code version} (null: none, only for get_info) as {@code X-API-VERSION}. */
+  private HttpRequest<Buffer> request(String path, String version) {
     String prefix = base.getPath() == null ? "" : base.getPath().replaceAll("/+$", "");
     HttpRequest<Buffer> request = client.post(prefix + path).bearerTokenAuthentication(settings.token())
         .timeout(settings.requestTimeout().toMillis());
-    if (versioned && apiVersion != null) {
-      request.putHeader("X-API-VERSION", apiVersion);
+    if (version != null) {
+      request.putHeader("X-API-VERSION", version);
     }
     return request;
   }
 
   private Future<JsonObject> call(String name, String path, JsonObject body, boolean versioned) {
-    return timed(name, request(path, versioned).sendJsonObject(body)).compose(response -> answer(name, response));
+    return (versioned ? version() : Future.<String>succeededFuture(null))
+        .compose(v -> timed(name, request(path, v).sendJsonObject(body)))
+        .compose(response -> answer(name, response));
   }
 
   private Future<JsonArray> callArray(String name, String path, JsonObject body) {
-    return timed(name, request(path, true).sendJsonObject(body)).compose(response -> {
+    return version().compose(v -> timed(name, request(path, v).sendJsonObject(body))).compose(response -> {
       if (response.statusCode() / 100 != 2) {
         return Future.failedFuture(DstackError.of(name, response.statusCode(), response.bodyAsString()));
       }

@@ -2,7 +2,6 @@ package dev.kernelrunner.dstack;
 
 import dev.kernelrunner.backend.AgentOutput;
 import dev.kernelrunner.backend.Backend;
-import dev.kernelrunner.backend.PayloadFile;
 import dev.kernelrunner.backend.RunListener;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
@@ -46,7 +45,6 @@ public final class DstackBackend implements Backend {
   private final Path runsDir;
   private final JsonObject taskTemplate;
   private final int logTailLines;
-  private final Duration submissionTimeout;
   private final RunNames names;
 
   private DstackBackend(Vertx vertx, AppConfig config, DstackApi api, Path runsDir, JsonObject taskTemplate) {
@@ -57,7 +55,6 @@ public final class DstackBackend implements Backend {
     this.runsDir = runsDir;
     this.taskTemplate = taskTemplate;
     this.logTailLines = config.agent().logTailLines();
-    this.submissionTimeout = config.agent().submissionTimeout();
     this.names = new RunNames(settings.runPrefix(), new SecureRandom());
   }
 
@@ -205,16 +202,14 @@ public final class DstackBackend implements Backend {
       Bus.request(vertx.eventBus(), Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", amd.gpuType())
               .put("force", fleetChecked), settings.requestTimeout().multipliedBy(4))
           .recover(error -> Future.failedFuture("no fleet for " + amd.gpuType() + ": " + error.getMessage()))
-          .compose(fleet -> vertx.executeBlocking(() -> {
-            Path dir = runsDir.resolve(id);
-            Files.createDirectories(dir);
-            return new byte[][] {TarArchive.ofFile("payload.json", payload), TarArchive.ofFolder(settings.agentDir())};
-          }, false))
+          .compose(fleet -> vertx.executeBlocking(() -> new byte[][] {TarArchive.ofFile("payload.json", payload),
+              TarArchive.ofFolder(settings.agentDir())}, false))
           .compose(archives -> api.archive(archives[0]).compose(payloadId -> api.archive(archives[1])
               .map(agentId -> runSpec(id, name, payloadId, agentId))))
           .compose(spec -> vertx.executeBlocking(() -> {
             // What was asked of dstack, for whoever looks into a run (the code is only in the payload archive).
-            Files.writeString(runsDir.resolve(id).resolve(name + ".run-spec.json"), spec.encodePrettily());
+            Path dir = Files.createDirectories(runsDir.resolve(id));
+            Files.writeString(dir.resolve(name + ".run-spec.json"), spec.encodePrettily());
             return spec;
           }, false))
           .compose(spec -> cancelled ? Future.failedFuture("cancelled") : api.applyRun(spec))

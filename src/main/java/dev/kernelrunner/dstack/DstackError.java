@@ -45,11 +45,6 @@ public final class DstackError extends RuntimeException {
     return status;
   }
 
-  /** Whether asking again later may succeed. */
-  public boolean retryable() {
-    return kind == Kind.SERVER || kind == Kind.UNREACHABLE;
-  }
-
   /** The error a non-2xx answer of {@code call} means. */
   static DstackError of(String call, int status, String body) {
     List<String> messages = new ArrayList<>();

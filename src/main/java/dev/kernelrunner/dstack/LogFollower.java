@@ -1,5 +1,6 @@
 package dev.kernelrunner.dstack;
 
+import dev.kernelrunner.backend.AgentOutput;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.ByteArrayOutputStream;
@@ -20,8 +21,6 @@ import java.util.List;
  * yields exactly the lines after it, so a restarted service neither repeats nor loses one. Pure: no I/O.
  */
 public final class LogFollower {
-  /** Longer lines are cut (the rest of the line is skipped): a runaway print must not take the service's memory. */
-  static final int MAX_LINE_BYTES = 1 << 20;
 
   /** After the event stamped {@code after} (null: from the start), skip {@code skip} bytes. */
   public record Position(String after, int skip) {
@@ -121,7 +120,7 @@ public final class LogFollower {
   }
 
   private void append(byte[] bytes, int from, int to) {
-    int room = MAX_LINE_BYTES - pending.size();
+    int room = AgentOutput.MAX_LINE_BYTES - pending.size();
     if (room > 0) {
       pending.write(bytes, from, Math.min(room, to - from));
     }

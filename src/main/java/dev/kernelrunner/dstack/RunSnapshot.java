@@ -33,11 +33,10 @@ public record RunSnapshot(String name, String status, String jobSubmissionId, St
     }
     return new RunSnapshot(name, run.getString("status"), job.getString("id"), job.getString("status"),
         job.getString("status_message"), run.getString("termination_reason"), job.getString("termination_reason"),
-        job.getString("termination_reason_message"), number(job.getValue("exit_status")) == null ? null
-            : number(job.getValue("exit_status")).intValue(),
-        provisioning.getString("backend"), instanceType.getString("name"),
-        number(provisioning.getValue("price")) == null ? null : number(provisioning.getValue("price")).doubleValue(),
-        number(run.getValue("cost")) == null ? null : number(run.getValue("cost")).doubleValue());
+        job.getString("termination_reason_message"),
+        job.getValue("exit_status") instanceof Number exit ? exit.intValue() : null,
+        provisioning.getString("backend"), instanceType.getString("name"), decimal(provisioning.getValue("price")),
+        decimal(run.getValue("cost")));
   }
 
   /** The object at {@code key}; empty when absent or null (dstack sends optional fields as null). */
@@ -45,7 +44,7 @@ public record RunSnapshot(String name, String status, String jobSubmissionId, St
     return json.getValue(key) instanceof JsonObject object ? object : new JsonObject();
   }
 
-  private static Number number(Object value) {
-    return value instanceof Number n ? n : null;
+  private static Double decimal(Object value) {
+    return value instanceof Number number ? number.doubleValue() : null;
   }
 }

@@ -47,16 +47,18 @@ public class FleetManagerVerticle extends VerticleBase {
   private final MeterRegistry meters;
   private final Map<String, Fleet> fleets = new LinkedHashMap<>();
   private final Map<String, Future<JsonObject>> checking = new HashMap<>();
-  private DstackApi api;
+  private final DstackApi api;
   private JsonObject fleetTemplate;
   private JsonObject serverHealth = new JsonObject().put("status", "UNKNOWN");
   private Instant serverCheckedAt = Instant.EPOCH;
   private Future<JsonObject> serverCheck;
 
-  public FleetManagerVerticle(AppConfig config, MeterRegistry meters) {
+  /** {@code api}: the configured dstack server's, shared with the dstack backend; null when none is configured. */
+  public FleetManagerVerticle(AppConfig config, MeterRegistry meters, DstackApi api) {
     this.config = config;
     this.configured = config.gpuTypes();
     this.meters = meters;
+    this.api = api;
   }
 
   /** The fleet spec sent to {@code fleets/get_plan} and {@code fleets/apply}, from the template and AMD_*. */
@@ -89,7 +91,6 @@ public class FleetManagerVerticle extends VerticleBase {
           .description("1 when the fleet exists and can take runs").tag("fleet", fleet.name)
           .tag("gpu_type", fleet.type.name()).register(meters);
     });
-    api = config.dstack().configured() ? new DstackApi(vertx, config.dstack(), meters) : null;
     return vertx.executeBlocking(() -> Templates.load(config.dstack().fleetTemplate()), false).compose(template -> {
       fleetTemplate = template;
       return Future.all(List.of(

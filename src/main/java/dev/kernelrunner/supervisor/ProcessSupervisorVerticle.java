@@ -10,7 +10,6 @@ import dev.kernelrunner.backend.RunListener;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.Progress;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -37,7 +36,6 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   private static final Duration KILL_MEMORY = Duration.ofMinutes(2);
 
   private final AppConfig config;
-  private final MeterRegistry meters;
   private final Map<String, Run> runs = new HashMap<>();
   private final Map<String, Long> killedBeforeStart = new HashMap<>();
   private final Map<String, Backend> backends;
@@ -45,9 +43,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   private boolean stopping;
 
   /** {@code backends} by name; the local one is made here, since it runs this verticle's child processes. */
-  public ProcessSupervisorVerticle(AppConfig config, MeterRegistry meters, Map<String, Backend> backends) {
+  public ProcessSupervisorVerticle(AppConfig config, Map<String, Backend> backends) {
     this.config = config;
-    this.meters = meters;
     this.backends = new HashMap<>(backends);
   }
 
@@ -219,7 +216,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     Backend.RunHandle handle = run.handle;
     Bus.request(bus, Addresses.REGISTRY_REGISTER, new JsonObject().put("submission_id", run.id)
             .put("backend", run.backend).put("pid", handle.pid()).put("node", handle.node())
-            .put("run_name", handle.runName()).put("event_key", handle.runName() != null ? run.eventKey : null))
+            .put("run_name", handle.runName())
+            // Kept only for a run that outlives the service: the next start checks its events with it.
+            .put("event_key", handle.survivesRestart() ? run.eventKey : null))
         .onFailure(error -> log.warn("could not register {}: {}", run.id, error.toString()));
   }
 

@@ -2,6 +2,7 @@ package dev.kernelrunner.dstack;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kernelrunner.backend.AgentOutput;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -98,11 +99,11 @@ class LogFollowerTest {
 
   @Test
   void aRunawayLineIsCutAndTheNextOneIsWhole() {
-    byte[] log = ("x".repeat(LogFollower.MAX_LINE_BYTES + 100) + "\nnext\n").getBytes(StandardCharsets.UTF_8);
+    byte[] log = ("x".repeat(AgentOutput.MAX_LINE_BYTES + 100) + "\nnext\n").getBytes(StandardCharsets.UTF_8);
     LogFollower follower = new LogFollower(LogFollower.Position.START);
     List<LogFollower.Line> lines = follower.accept(new JsonArray(events(log, new int[] {5000, 700000})));
     assertEquals(2, lines.size());
-    assertEquals(LogFollower.MAX_LINE_BYTES, lines.get(0).text().length());
+    assertEquals(AgentOutput.MAX_LINE_BYTES, lines.get(0).text().length());
     assertEquals("next", lines.get(1).text());
   }
 }

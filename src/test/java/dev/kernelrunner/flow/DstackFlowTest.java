@@ -106,11 +106,8 @@ class DstackFlowTest {
       Response ready = service.get("/health/ready", null);
       assertEquals("UP", ready.json().getString("status"), ready.body());
       assertEquals("0.20.29", ready.json().getJsonObject("checks").getJsonObject("dstack").getString("version"));
-      // X-API-VERSION: never newer than the server's (get_info goes without, so nothing can refuse it).
-      for (Object seen : fake.state().getJsonArray("requests")) {
-        String version = ((JsonObject) seen).getString("version");
-        assertTrue(version == null || version.equals("0.20.0"), seen.toString());
-      }
+      // X-API-VERSION on every call, never newer than the server's (get_info goes without: nothing can refuse it).
+      assertApiVersions(fake, "0.20.0");
       fake.assertNothingRunning(WAIT);
     }
   }
@@ -204,13 +201,14 @@ class DstackFlowTest {
     try (FakeDstack fake = FakeDstack.start(new JsonObject());
          TestService service = start(vertx, fake, Map.of())) {
       String token = service.userToken("ada");
-      String id = submit(service, token, "// agent: hang");
+      String id = submit(service, token, "// agent: trap_term");
       awaitAgentStarted(service, id);
       Response cancelled = service.post("/api/submissions/" + id + "/cancel", token, "");
       assertEquals(202, cancelled.status(), cancelled.body());
       assertEquals("CANCELLED", service.awaitFinished(id, WAIT).getString("status"));
+      // The agent ignores TERM: the run was aborted after the grace period.
       fake.assertNothingRunning(WAIT);
-      assertEquals("stopped_by_user", fake.runs().getJsonObject(service.submission(id).getString("run_name"))
+      assertEquals("aborted_by_user", fake.runs().getJsonObject(service.submission(id).getString("run_name"))
           .getString("termination_reason"));
     }
   }
@@ -267,10 +265,7 @@ class DstackFlowTest {
       fake.configure(new JsonObject().put("server_version", "0.19.40"));
       String id = submit(service, service.userToken("bob"), "// agent: ok");
       assertEquals("BENCHMARKED", service.awaitFinished(id, WAIT).getString("status"));
-      for (Object seen : fake.state().getJsonArray("requests")) {
-        String version = ((JsonObject) seen).getString("version");
-        assertTrue(version == null || version.equals("0.19.40"), "never newer than the server: " + seen);
-      }
+      assertApiVersions(fake, "0.19.40");
       fake.assertNothingRunning(WAIT);
     }
     // A task template with a field dstack does not know: 422, quoted.
@@ -391,6 +386,17 @@ class DstackFlowTest {
             .put("abort", true));
         fake.assertNothingRunning(WAIT);
       }
+    }
+  }
+
+  /** Every call but get_info carried {@code expected} as X-API-VERSION (get_info carried none). */
+  private static void assertApiVersions(FakeDstack fake, String expected) throws Exception {
+    JsonArray requests = fake.state().getJsonArray("requests");
+    assertFalse(requests.isEmpty());
+    for (Object item : requests) {
+      JsonObject seen = (JsonObject) item;
+      boolean info = seen.getString("path").equals("/api/server/get_info");
+      assertEquals(info ? null : expected, seen.getString("version"), seen.toString());
     }
   }
 

@@ -147,7 +147,15 @@ public final class FakeDstack implements AutoCloseable {
 
   @Override
   public void close() {
-    process.descendants().forEach(ProcessHandle::destroyForcibly);
-    process.destroyForcibly();
+    // TERM: the server kills every container it ran (orphans included) before it exits.
+    process.destroy();
+    try {
+      if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
   }
 }
