@@ -23,8 +23,10 @@ def not_dumpable():
     """Processes of the same user (the worker running user code) may not read this one's memory (/proc/PID/mem,
     ptrace) nor get a core dump of it: the event key is in it."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        failed = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0
     except (OSError, AttributeError):
+        failed = True
+    if failed:
         print("agent: could not make itself non-dumpable", file=sys.stderr, flush=True)
 
 

@@ -52,7 +52,7 @@ def decode(line, key):
     if not line.startswith(PREFIX):
         return None
     mac, _, text = line[len(PREFIX):].partition(":")
-    if not text or not hmac.compare_digest(mac, sign(key, text)):
+    if not text or not text.isascii() or not hmac.compare_digest(mac, sign(key, text)):
         return None
     return json.loads(text)
 

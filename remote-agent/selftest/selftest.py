@@ -38,6 +38,10 @@ def run_agent(name, problem, language, code, mode="benchmark", limits=None, dtyp
     done = subprocess.run([sys.executable, "-m", "remote_agent", "--payload", path], capture_output=True,
                           text=True, env=env, cwd=AGENT_ROOT, timeout=900)
     events = []
+    # Both streams: on dstack they are one terminal. Only lines signed with the run's key count as events.
+    signed_on_stderr = [e for e in (protocol.decode(line, key) for line in done.stderr.splitlines()) if e]
+    if signed_on_stderr:
+        events.append({"type": "<signed line on stderr>", "events": signed_on_stderr})
     for line in done.stdout.splitlines():
         event = protocol.decode(line, key)
         if event is not None:
@@ -111,6 +115,12 @@ def main():
                                                                    "cuda", read(faults + "/cached-result.cu")),
            "WRONG_ANSWER")
 
+    forged = run_agent("fault-forged-events", "vector-addition", "cuda", read(faults + "/forge-events.cu"))
+    expect("forged event lines on every fd change nothing", forged, "BENCHMARKED")
+    real = [e for e in forged if e.get("type") == "BENCHMARKED"]
+    checks.append({"check": "only the agent's own result counts", "expected": "one BENCHMARKED, not 0.0001 ms",
+                   "got": [e.get("avg_runtime_ms") for e in real],
+                   "ok": len(real) == 1 and real[0].get("avg_runtime_ms") != 0.0001})
     own = run_agent("stream-own", "vector-addition", "cuda", read(faults + "/own-stream.cu"))
     default = run_agent("stream-default", "vector-addition", "cuda",
                         "#define KR_DEFAULT_STREAM\n" + read(faults + "/own-stream.cu"))

@@ -80,6 +80,7 @@ class EventsTest(unittest.TestCase):
         self.assertIsNone(events.decode(line, b"k" * 32))
         self.assertIsNone(events.decode(line.replace("1.0", "0.1"), KEY))
         self.assertIsNone(events.decode('JSON_EVENT:{"type":"BENCHMARKED"}', KEY))
+        self.assertIsNone(events.decode(line.replace("1.0", "é"), KEY), "a non-ASCII line is no event either")
 
     def test_non_finite_numbers_stay_valid_json(self):
         line = events.encode("WRONG_ANSWER", {"debug_info": {"max_abs_error": float("inf"),
@@ -317,6 +318,13 @@ class AgentWithoutGpuTest(unittest.TestCase):
         self.assertEqual((None, b"x"), payload.take_event_key(b"x"))
         self.assertIsNone(payload.take_event_key(valid_payload(event_key="c2hvcnQ="))[0], "5 bytes is no key")
         self.assertIsNone(payload.take_event_key(valid_payload(event_key="not base64!"))[0])
+
+    def test_the_agent_makes_itself_non_dumpable(self):
+        # PR_GET_DUMPABLE (3) is 0 once it ran: same-user processes cannot read its memory, where the key is.
+        code = ("import ctypes; from remote_agent.__main__ import not_dumpable; not_dumpable(); "
+                "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))")
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+        self.assertEqual("0", done.stdout.strip(), done.stderr)
 
     def test_without_a_key_it_exits_without_an_event(self):
         work = tempfile.mkdtemp()

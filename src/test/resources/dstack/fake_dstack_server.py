@@ -47,7 +47,10 @@ KNOBS = {
     "down_until": None,               # ... until then, every connection is dropped unanswered
     "cut_random": False,              # cut log events at random byte offsets instead of on time/size
     "log_delay_seconds": 0,           # events become visible this long after they were written
+    "page_limit": None,               # pages of at most this many events (whatever the request's limit), so
+                                      # that a short log is still served over several next_token pages
     "max_duration_seconds": None,     # overrides the task's max_duration
+    "cost_usd": None,                 # a finished run's cost as dstack reports it (default: price x running time)
     "ignore_stop": False,             # runs/stop is accepted but the container is not signalled (abort still is)
 }
 lock = threading.RLock()
@@ -56,6 +59,7 @@ fleets = {}     # fleet name -> dict
 archives = {}   # hash -> {"id", "hash", "blob"}
 requests_seen = []
 ever_runs = []  # every run name ever applied (runs may vanish)
+paged_polls = [0]  # logs/poll calls that asked for a next page
 
 
 def knobs():
@@ -187,7 +191,9 @@ def finish_job(run, status, reason, message=None, exit_status=None):
         run.status, run.termination_reason = "done", "all_jobs_done"
     else:
         run.status, run.termination_reason = "failed", "job_failed"
-    if run.running_since is not None:
+    if knobs()["cost_usd"] is not None:
+        run.cost = knobs()["cost_usd"]
+    elif run.running_since is not None:
         price = (job["job_provisioning_data"] or {}).get("price", 0)
         run.cost = price * (time.time() - run.running_since) / 3600.0
     for fleet in fleets.values():
@@ -529,11 +535,13 @@ def logs_poll(body, k):
                 "diagnose"}, ["body"])
     run = runs.get(body["run_name"])
     start = parse_time(body.get("start_time"))
-    limit = body.get("limit", 100)
+    limit = min(body.get("limit", 100), k["page_limit"] or 1000)
     if run is None or run.job["id"] != body["job_submission_id"]:
         return {"logs": [], "external_url": None, "next_token": None}  # filelog.py:92-93: no file, no logs
     visible = [e for e in run.events if (now() - e[0]).total_seconds() >= k["log_delay_seconds"]]
     first = int(body.get("next_token") or 0)  # filelog.py:52-58: the token is a line number
+    if first:
+        paged_polls[0] += 1
     logs, token = [], None
     for index in range(first, len(visible)):
         stamp, chunk = visible[index]
@@ -645,7 +653,7 @@ class Handler(BaseHTTPRequestHandler):
                     "runs": {name: dict(r.to_json(), workdir=r.workdir, log=b"".join(e[1] for e in r.events)
                                         .decode("utf-8", "replace"), alive=container_alive(r),
                                         pid=r.process.pid if r.process else None) for name, r in runs.items()},
-                    "ever_runs": ever_runs, "fleets": {n: fleet_json(f) for n, f in fleets.items()},
+                    "ever_runs": ever_runs, "paged_polls": paged_polls[0], "fleets": {n: fleet_json(f) for n, f in fleets.items()},
                     "archives": {h: {"id": a["id"], "size": len(a["blob"])} for h, a in archives.items()},
                     "requests": requests_seen[-500:]})
             return

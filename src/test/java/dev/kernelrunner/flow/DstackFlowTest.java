@@ -69,8 +69,10 @@ class DstackFlowTest {
   @ParameterizedTest
   @ValueSource(booleans = {false, true})
   void aRunStreamsLiveAndEndsBenchmarkedWithItsCost(boolean cutAnywhere, Vertx vertx) throws Exception {
-    // cut_random: every log event ends at a random byte, so lines (and CRLFs) straddle events and polls.
-    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("cut_random", cutAnywhere));
+    // cut_random: every log event ends at a random byte, so lines (and CRLFs) straddle events and polls; pages
+    // of 5 events, so that reading the log takes next_token pages.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("cut_random", cutAnywhere)
+        .put("page_limit", cutAnywhere ? 5 : null));
          TestService service = start(vertx, fake, Map.of())) {
       String token = service.userToken("ada");
       try (SseClient stream = submitStreaming(service, token, "// agent: ok\n// delay: 0.3")) {
@@ -88,6 +90,9 @@ class DstackFlowTest {
         assertTrue(cost > 0, "the result carries the run's cost: " + end.data());
         assertTrue(name.startsWith("kr-") && name.matches("^[a-z][a-z0-9-]{1,40}$"), "a valid run name: " + name);
         assertTrue(fake.runs().getJsonObject(name).getString("log").contains("\r\n"), "a terminal's CRLFs");
+        if (cutAnywhere) {
+          assertTrue(fake.state().getInteger("paged_polls") > 0, "the log was read over next_token pages");
+        }
       }
       // The fleet was made before the first run, from the fleet template and the AMD_* settings.
       JsonObject fleet = fake.state().getJsonObject("fleets").getJsonObject("amd-mi300x-fleet");

@@ -37,7 +37,8 @@ class WebClientE2ETest {
           "npm ci in src/test/e2e");
     }
     // MI300X through the fake dstack CLI (slow enough to watch its provisioning), beside the local type.
-    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("step_seconds", 1.5));
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("step_seconds", 1.5)
+             .put("cost_usd", 0.0123));
          TestService service = TestService.start(vertx, withAll(fake.serviceEnv(), Map.of("LOCAL_MAX_CONCURRENT", "3",
              "MAX_ACTIVE_PER_USER", "20", "DISCONNECT_GRACE_SECONDS", "5")))) {
       String user = service.userToken("kim");
