@@ -366,15 +366,14 @@ public final class DstackBackend implements Backend {
       }
       if (!agentStarted) {
         provisioning(snapshot, null);
-        Duration waited = Duration.ofNanos(System.nanoTime() - begun);
-        if (waited.compareTo(settings.provisioningTimeout()) > 0 && !provisioningTimedOut && !cancelled) {
+      }
+      if (RunDecision.whileRunning(facts(), settings.provisioningTimeout(), settings.stopGrace())
+          instanceof RunDecision.Stop stop) {
+        if (stop.provisioningTimedOut()) {
           log.warn("submission {}: no GPU within {} s; stopping dstack run {}", id,
               settings.provisioningTimeout().toSeconds(), runName);
           provisioningTimedOut = true;
-          stopRun();
         }
-      } else if (heldType != null && System.nanoTime() - heldAt > settings.stopGrace().toNanos()) {
-        // The agent said how it ended but the container goes on: it has nothing more to do.
         stopRun();
       }
       pollSoon(settings.pollInterval().toMillis());
@@ -399,12 +398,18 @@ public final class DstackBackend implements Backend {
     }
 
     /** The run is final: do what {@link RunDecision} says. */
-    private void conclude(RunSnapshot snapshot) {
+    /** What is known of the run besides dstack's report, for {@link RunDecision}. */
+    private RunDecision.Facts facts() {
       Duration waited = Duration.ofNanos(System.nanoTime() - begun);
       Duration budget = settings.noCapacityRetry().compareTo(settings.provisioningTimeout()) < 0
           ? settings.noCapacityRetry() : settings.provisioningTimeout();
-      RunDecision.Facts facts = new RunDecision.Facts(agentStarted, heldType != null, cancelled, provisioningTimedOut,
-          fleetChecked, budget.minus(waited));
+      Duration heldFor = heldType == null ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - heldAt);
+      return new RunDecision.Facts(agentStarted, heldType != null, heldFor, cancelled, provisioningTimedOut,
+          fleetChecked, waited, budget.minus(waited));
+    }
+
+    private void conclude(RunSnapshot snapshot) {
+      RunDecision.Facts facts = facts();
       JsonObject dstack = new JsonObject().put("run_name", snapshot.name()).put("dstack_status", snapshot.status())
           .put("status_message", snapshot.jobStatusMessage()).put("termination_reason", snapshot.terminationReason())
           .put("job_termination_reason", snapshot.jobTerminationReason())

@@ -27,14 +27,20 @@ final class RunDecision {
 
   /**
    * What is known besides dstack's own report: whether the agent has printed an event (the machine is up), whether
-   * it printed how it ended (the event is held), whether the run was stopped on request or because provisioning took
-   * too long, whether the fleet was already checked after a missing-fleet failure, and how much of the no-capacity
-   * retry budget is left.
+   * it printed how it ended (the event is held, for {@code heldFor}), whether the run was stopped on request or
+   * because provisioning took too long, whether the fleet was already checked after a missing-fleet failure, how
+   * long the submission has waited for a machine, and how much of the no-capacity retry budget is left.
    */
-  record Facts(boolean agentStarted, boolean terminalHeld, boolean cancelled, boolean provisioningTimedOut,
-               boolean fleetChecked, Duration retryLeft) {}
+  record Facts(boolean agentStarted, boolean terminalHeld, Duration heldFor, boolean cancelled,
+               boolean provisioningTimedOut, boolean fleetChecked, Duration waited, Duration retryLeft) {}
 
   sealed interface Next {}
+
+  /** Keep polling. */
+  record Poll() implements Next {}
+
+  /** Stop the run: no machine within the provisioning limit, or the agent has ended and the container goes on. */
+  record Stop(boolean provisioningTimedOut) implements Next {}
 
   /** Hand over the held terminal event (with what the run cost), then the exit code. */
   record Deliver(Integer exitCode) implements Next {}
@@ -58,6 +64,18 @@ final class RunDecision {
   private static final Set<String> NO_CAPACITY_MESSAGES = Set.of("no capacity", "no offers");
 
   private RunDecision() {}
+
+  /** What a run that is not final needs. */
+  static Next whileRunning(Facts facts, Duration provisioningLimit, Duration stopGrace) {
+    if (!facts.agentStarted() && !facts.cancelled() && !facts.provisioningTimedOut()
+        && facts.waited().compareTo(provisioningLimit) > 0) {
+      return new Stop(true);
+    }
+    if (facts.terminalHeld() && facts.heldFor().compareTo(stopGrace) > 0) {
+      return new Stop(false);
+    }
+    return new Poll();
+  }
 
   /** What a final run means. */
   static Next whenFinal(RunSnapshot run, Facts facts) {

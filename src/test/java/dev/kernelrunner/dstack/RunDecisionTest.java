@@ -11,8 +11,14 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class RunDecisionTest {
-  private static final Facts FRESH = new Facts(false, false, false, false, false, Duration.ofMinutes(5));
-  private static final Facts STARTED = new Facts(true, false, false, false, false, Duration.ofMinutes(5));
+  /** Facts with nothing held and no time waited beyond what the retry budget says. */
+  private static Facts facts(boolean started, boolean held, boolean cancelled, boolean timedOut, boolean fleetChecked,
+                             Duration retryLeft) {
+    return new Facts(started, held, Duration.ZERO, cancelled, timedOut, fleetChecked, Duration.ZERO, retryLeft);
+  }
+
+  private static final Facts FRESH = facts(false, false, false, false, false, Duration.ofMinutes(5));
+  private static final Facts STARTED = facts(true, false, false, false, false, Duration.ofMinutes(5));
 
   /** A final run as runs/get reports it (latest_job_submission carries the detail). */
   private static RunSnapshot run(String status, String jobStatus, String message, String reason, String reasonMessage,
@@ -30,7 +36,7 @@ class RunDecisionTest {
     RunSnapshot missing = run("failed", "failed", "no capacity", "failed_to_start_due_to_no_capacity",
         "Failed to use specified fleets", null);
     assertTrue(RunDecision.whenFinal(missing, FRESH) instanceof RunDecision.CheckFleetAndRetry);
-    Facts checked = new Facts(false, false, false, false, true, Duration.ofMinutes(5));
+    Facts checked = facts(false, false, false, false, true, Duration.ofMinutes(5));
     assertTrue(RunDecision.whenFinal(missing, checked) instanceof RunDecision.Retry);
     RunSnapshot noFleets = run("failed", "failed", "no fleets", "failed_to_start_due_to_no_capacity",
         "No matching fleet found. Possible reasons: https://dstack.ai/docs/guides/troubleshooting/#no-fleets", null);
@@ -43,7 +49,7 @@ class RunDecisionTest {
         "Failed to provision in fleet 'f': tried 3 of 3 offers, all failed."}) {
       RunSnapshot full = run("failed", "failed", "no capacity", "failed_to_start_due_to_no_capacity", message, null);
       assertTrue(RunDecision.whenFinal(full, FRESH) instanceof RunDecision.Retry, message);
-      Facts spent = new Facts(false, false, false, false, false, Duration.ZERO);
+      Facts spent = facts(false, false, false, false, false, Duration.ZERO);
       RunDecision.Next last = RunDecision.whenFinal(full, spent);
       assertEquals(EventType.ERROR, ((RunDecision.Fail) last).type());
       assertTrue(((RunDecision.Fail) last).message().contains(message));
@@ -71,12 +77,12 @@ class RunDecisionTest {
   void whatTheAgentSaidOrACancelComesFirst() {
     RunSnapshot crashed = run("failed", "failed", "exited (1)", "container_exited_with_error", null, 1);
     assertEquals(new RunDecision.Deliver(1), RunDecision.whenFinal(crashed,
-        new Facts(true, true, false, false, false, Duration.ZERO)));
+        facts(true, true, false, false, false, Duration.ZERO)));
     assertEquals(new RunDecision.Exit(null), RunDecision.whenFinal(run("terminated", "terminated", "stopped",
-        "terminated_by_user", null, null), new Facts(true, false, true, false, false, Duration.ZERO)));
+        "terminated_by_user", null, null), facts(true, false, true, false, false, Duration.ZERO)));
     assertEquals(EventType.TIME_LIMIT_EXCEEDED, ((RunDecision.Fail) RunDecision.whenFinal(run("terminated",
         "terminated", "stopped", "terminated_by_user", null, null),
-        new Facts(false, false, false, true, false, Duration.ZERO))).type());
+        facts(false, false, false, true, false, Duration.ZERO))).type());
   }
 
   @Test
@@ -104,5 +110,25 @@ class RunDecisionTest {
     assertEquals(DstackError.Kind.SERVER, DstackError.of("runs/get", 502, "<html>bad gateway</html>").kind());
     assertEquals(DstackApi.Version.parse("0.19.27"), DstackApi.MIN_SERVER_VERSION);
     assertTrue(DstackApi.Version.parse("0.21.2rc1").compareTo(DstackApi.CLIENT_VERSION) > 0);
+  }
+
+  @Test
+  void aRunThatIsNotFinalIsStoppedOnlyPastItsProvisioningLimitOrLongAfterTheAgentEnded() {
+    Duration limit = Duration.ofMinutes(10);
+    Duration grace = Duration.ofSeconds(30);
+    Facts waiting = new Facts(false, false, Duration.ZERO, false, false, false, Duration.ofMinutes(11), Duration.ZERO);
+    assertEquals(new RunDecision.Stop(true), RunDecision.whileRunning(waiting, limit, grace));
+    Facts early = new Facts(false, false, Duration.ZERO, false, false, false, Duration.ofMinutes(9), Duration.ZERO);
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(early, limit, grace));
+    Facts cancelled = new Facts(false, false, Duration.ZERO, true, false, false, Duration.ofMinutes(11), Duration.ZERO);
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(cancelled, limit, grace), "already stopping");
+    Facts stopped = new Facts(false, false, Duration.ZERO, false, true, false, Duration.ofMinutes(11), Duration.ZERO);
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(stopped, limit, grace), "stopped once");
+    Facts running = new Facts(true, false, Duration.ZERO, false, false, false, Duration.ofHours(1), Duration.ZERO);
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(running, limit, grace), "the agent's time counts");
+    Facts ended = new Facts(true, true, Duration.ofSeconds(31), false, false, false, Duration.ZERO, Duration.ZERO);
+    assertEquals(new RunDecision.Stop(false), RunDecision.whileRunning(ended, limit, grace));
+    Facts justEnded = new Facts(true, true, Duration.ofSeconds(5), false, false, false, Duration.ZERO, Duration.ZERO);
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(justEnded, limit, grace));
   }
 }
