@@ -117,14 +117,10 @@ public final class AgentOutput {
       return HexFormat.of().formatHex(digest(json));
     }
 
+    /** Only the canonical lowercase hex the agent writes is accepted: one MAC, one spelling. */
     boolean verify(String macHex, String json) {
-      byte[] given;
-      try {
-        given = HexFormat.of().parseHex(macHex);
-      } catch (IllegalArgumentException e) {
-        return false;
-      }
-      return MessageDigest.isEqual(given, digest(json));
+      byte[] expected = sign(json).getBytes(StandardCharsets.US_ASCII);
+      return MessageDigest.isEqual(macHex.getBytes(StandardCharsets.UTF_8), expected);
     }
 
     // One Mac per key: a run's lines are read by one thread, but a Mac must never be shared unguarded.

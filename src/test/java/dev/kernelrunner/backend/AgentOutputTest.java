@@ -46,7 +46,9 @@ class AgentOutputTest {
         "JSON_EVENT:" + json,                                        // unsigned, as before signing existed
         "JSON_EVENT:" + other + ":" + json,                          // another key
         "JSON_EVENT:" + mac + ":" + json + " ",                      // the text after the MAC changed
-        "JSON_EVENT:" + mac.toUpperCase().replace('A', 'B') + ":" + json,
+        "JSON_EVENT:" + flipFirstDigit(mac) + ":" + json,            // one hex digit changed
+        "JSON_EVENT:" + mac.toUpperCase() + ":" + json,             // not the agent's lowercase spelling
+        "JSON_EVENT:" + mac.replaceAll("[0-9]", "A") + ":" + json,
         "JSON_EVENT:" + mac.substring(2) + ":" + json,               // short MAC
         "JSON_EVENT:zz" + mac.substring(2) + ":" + json,             // not hex
         "JSON_EVENT:" + KEY.sign("{\"type\": \"CHECKING\"}") + ":" + json,  // a MAC copied from another line
@@ -113,5 +115,10 @@ class AgentOutputTest {
     tail.add("two");
     tail.add("three");
     assertEquals(List.of("two", "three"), tail.lines());
+  }
+
+  private static String flipFirstDigit(String hex) {
+    char first = hex.charAt(0);
+    return (first == '0' ? '1' : '0') + hex.substring(1);
   }
 }
