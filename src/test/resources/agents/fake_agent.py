@@ -2,7 +2,7 @@
 """A test agent that speaks the real agent protocol (signed JSON_EVENT lines on stdout, logs on stderr).
 
 What it does is chosen by directives in the submitted code, so one agent serves every test:
-  // agent: ok | crash | garbage | forge | noisy | hang | trap_term | exit0 | replay:<transcript>
+  // agent: ok | crash | garbage | forge | noisy | hang | trap_term | exit0 | snoop | nul | replay:<transcript>
   // delay: <seconds between events>
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
@@ -51,8 +51,11 @@ def main():
     code = payload["code"]
     echo_dir = os.environ.get("FAKE_AGENT_ECHO_DIR") or os.getcwd()
     if echo_dir:
-        with open(os.path.join(echo_dir, payload["submission_id"] + ".code"), "wb") as f:
-            f.write(code.encode("utf-8"))
+        try:
+            with open(os.path.join(echo_dir, payload["submission_id"] + ".code"), "wb") as f:
+                f.write(code.encode("utf-8"))
+        except OSError as e:  # a folder the agent's user may not write (the service's own, say)
+            print("fake agent: could not echo the code: %s" % e, file=sys.stderr, flush=True)
     behaviour = directive(code, "agent", "ok")
     if behaviour.startswith("replay:"):
         # Replays what the real agent printed on a GPU (remote-agent/scripts/gpu-selftest.sh).
@@ -68,6 +71,35 @@ def main():
         out = subprocess.run(["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True)
         emit("COMPILING", orphan_pid=int(out.stdout.strip()), agent_pid=os.getpid())
         time.sleep(300)
+        return
+    if behaviour == "snoop":
+        # What user code can see from where the agent runs: its identity, its environment, the service's.
+        data_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(payload_path))))
+        reads = {}
+        for path in [os.path.join(data_dir, "postgres.password"), os.path.join(data_dir, "kernel-runner.lock"),
+                     "/proc/%d/environ" % os.getppid(), payload_path]:
+            try:
+                with open(path, "rb") as f:
+                    reads[path] = len(f.read())
+            except OSError as e:
+                reads[path] = type(e).__name__
+        try:
+            listing = os.listdir(data_dir)
+        except OSError as e:
+            listing = type(e).__name__
+        emit("COMPILE_ERROR", message="snooped", details=json.dumps({
+            "uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(), "env": dict(os.environ),
+            "reads": reads, "data_dir": data_dir, "listing": listing}))
+        return
+    if behaviour == "nul":
+        # Text PostgreSQL cannot store (jsonb refuses \u0000), as compiler output or a kernel's print can carry.
+        emit("COMPILING", log="nvcc said \x00 here")
+        emit("CHECKING", total_tests=1)
+        emit("TEST_RESULT", result={"test_id": 1, "name": "a\x00b", "status": "PASSED"}, total_tests=1)
+        emit("CHECKED", passed_tests=1, total_tests=1)
+        emit("BENCHMARKING", total_tests=1)
+        emit("BENCHMARK_RESULT", result={"test_id": 1, "name": "a\x00b", "runtime_ms": 1.0})
+        emit("BENCHMARKED", avg_runtime_ms=1.0, avg_gflops=1.0, note="end\x00")
         return
     delay = float(directive(code, "delay", "0.01"))
     print("fake agent starting " + behaviour, file=sys.stderr, flush=True)

@@ -11,6 +11,7 @@ import dev.kernelrunner.store.EmbeddedPostgres;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import java.net.BindException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -39,6 +40,16 @@ public final class Main {
       System.exit(2);
       return;
     }
+    // Before anything under DATA_DIR is touched: a second instance must not "recover" the first one's work.
+    InstanceLock lock;
+    try {
+      lock = InstanceLock.acquire(config.database().dataDir());
+    } catch (InstanceLock.HeldException e) {
+      System.err.println("kernel-runner: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
+    warnAboutPrivileges(config);
     EmbeddedPostgres embedded = null;
     String databaseUrl = config.database().url();
     if (databaseUrl == null) {
@@ -58,11 +69,18 @@ public final class Main {
     try {
       app = App.deploy(vertx, config, databaseUrl, meters).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     } catch (Exception e) {
-      log.error("kernel-runner failed to start", e);
+      BindException busy = cause(e, BindException.class);
+      if (busy != null) {
+        System.err.println("kernel-runner: cannot listen on " + config.http().host() + ":" + config.http().port()
+            + " (" + busy.getMessage() + "): another program uses that port; set HTTP_PORT or HTTP_HOST");
+      } else {
+        log.error("kernel-runner failed to start", e);
+      }
       vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
       if (database != null) {
         database.close();
       }
+      lock.release();
       System.exit(1);
       return;
     }
@@ -75,6 +93,7 @@ public final class Main {
       if (database != null) {
         database.close();
       }
+      lock.release();
     }, "shutdown"));
     if (config.http().adminToken() == null) {
       String token = app.bootstrapAdminToken().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -87,7 +106,37 @@ public final class Main {
             ================================================================""".formatted(token));
       }
     }
-    System.out.println("kernel-runner is listening on http://" + config.http().host() + ":" + app.httpPort());
+    System.out.println("kernel-runner is listening on " + listeningOn(config.http().host(), app.httpPort()));
+  }
+
+  /** Where a client reaches the service: a wildcard bind is every interface, not an address to open. */
+  static String listeningOn(String host, int port) {
+    boolean wildcard = host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
+    return wildcard ? "port " + port + " of every interface (from this machine: http://localhost:" + port + "/)"
+        : "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port + "/";
+  }
+
+  /** Running as root is allowed (agents then run as AGENT_USER); exposing it on every interface deserves a word. */
+  private static void warnAboutPrivileges(AppConfig config) {
+    if (!dev.kernelrunner.supervisor.AgentSandbox.isRoot()) {
+      log.warn("agents run as this service's own user: submitted code can read what the service can (DATA_DIR "
+          + "included); run the service as root to have agents run as the unprivileged AGENT_USER");
+      return;
+    }
+    String host = config.http().host();
+    if (host.equals("0.0.0.0") || host.equals("::")) {
+      log.warn("running as root and listening on every interface ({}): put it behind a proxy or set HTTP_HOST",
+          host);
+    }
+  }
+
+  private static <T extends Throwable> T cause(Throwable error, Class<T> type) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (type.isInstance(t)) {
+        return type.cast(t);
+      }
+    }
+    return null;
   }
 
   /**

@@ -78,7 +78,7 @@ class MainProcessTest {
     builder.environment().put("HTTP_HOST", "127.0.0.1");
     builder.environment().put("ADMIN_TOKEN", "json-admin");
     builder.environment().put("AGENT_COMMAND", "python3 " + dev.kernelrunner.support.TestService.FAKE_AGENT);
-    builder.environment().put("AGENT_WORKDIR", dataDir.toString());
+    builder.environment().put("AGENT_WORKDIR", dev.kernelrunner.support.TestService.agentWorkdir(dataDir).toString());
     Process process = builder.start();
     String id;
     try {
@@ -119,6 +119,130 @@ class MainProcessTest {
         "the id travels with bus messages into other verticles' log lines");
   }
 
+  /** A second start on the same DATA_DIR says who holds it and leaves the first one's work alone. */
+  @Test
+  void aSecondInstanceOnTheSameDataDirExitsWithoutTouchingTheFirst() throws Exception {
+    Path dataDir = Files.createTempDirectory("kr-twice");
+    int port = Ports.free();
+    Process first = startMain(dataDir, port, java.util.Map.of("ADMIN_TOKEN", "twice-admin"));
+    try {
+      awaitListening(first);
+      Run second = runMain(dataDir, Ports.free(), java.util.Map.of());
+      assertEquals(1, second.exitCode(), second.output());
+      assertTrue(second.output().contains("another kernel-runner is using DATA_DIR"), second.output());
+      assertTrue(second.output().contains("pid " + first.pid()), "names the holder: " + second.output());
+      assertFalse(second.output().contains("Exception"), second.output());
+      HttpResponse<String> ready = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + port + "/health/ready")).build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, ready.statusCode(), "the first instance and its database are untouched: " + ready.body());
+
+      Run busy = runMain(Files.createTempDirectory("kr-busy"), port, java.util.Map.of());
+      assertEquals(1, busy.exitCode(), busy.output());
+      assertTrue(busy.output().contains("cannot listen on 127.0.0.1:" + port), busy.output());
+      assertFalse(busy.output().contains("\tat "), "one line, no stack trace: " + busy.output());
+    } finally {
+      first.destroy();
+      first.waitFor(60, TimeUnit.SECONDS);
+      first.destroyForcibly();
+    }
+  }
+
+  /**
+   * What submitted code sees from inside the agent: none of the service's secrets in its environment, and, when
+   * the service runs as root, another user who can read neither the database password nor the service's
+   * environment.
+   */
+  @Test
+  void theAgentSeesNoSecretOfTheService() throws Exception {
+    Path dataDir = Files.createTempDirectory("kr-snoop");
+    int port = Ports.free();
+    Process service = startMain(dataDir, port, java.util.Map.of("ADMIN_TOKEN", "secret-admin-token",
+        "METRICS_TOKEN", "secret-metrics-token", "KR_CANARY", "secret-canary"));
+    try {
+      awaitListening(service);
+      HttpClient http = HttpClient.newHttpClient();
+      HttpResponse<String> created = http.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + port + "/api/submissions"))
+          .header("Authorization", "Bearer secret-admin-token")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"problem\": \"leaky-relu\", \"language\": \"cuda\", "
+              + "\"gpu_type\": \"local\", \"dtype\": \"float32\", \"code\": \"// agent: snoop\"}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertEquals(201, created.statusCode(), created.body());
+      String id = new JsonObject(created.body()).getString("id");
+      JsonObject submission = null;
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (System.nanoTime() < deadline) {
+        submission = new JsonObject(http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + port + "/api/submissions/" + id))
+            .header("Authorization", "Bearer secret-admin-token").build(), HttpResponse.BodyHandlers.ofString()).body());
+        if (submission.getString("finished_at") != null) {
+          break;
+        }
+        Thread.sleep(100);
+      }
+      assertEquals("COMPILE_ERROR", submission.getString("status"), submission.encode());
+      JsonObject seen = new JsonObject(submission.getJsonObject("error").getString("details"));
+      JsonObject env = seen.getJsonObject("env");
+      for (String name : env.fieldNames()) {
+        assertTrue(java.util.Set.of("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "HOME", "PYTHONUNBUFFERED",
+            "PYTHONDONTWRITEBYTECODE", "KERNEL_RUNNER_SUBMISSION_ID", "PWD").contains(name),
+            "only an explicit environment reaches the agent, not " + name + ": " + env.encode());
+      }
+      String everything = seen.encode();
+      for (String secret : java.util.List.of("secret-admin-token", "secret-metrics-token", "secret-canary")) {
+        assertFalse(everything.contains(secret), "the agent saw " + secret + ": " + everything);
+      }
+      if ("root".equals(System.getProperty("user.name"))) {
+        assertTrue(seen.getInteger("uid") != 0, "the agent runs as another user: " + everything);
+        JsonObject reads = seen.getJsonObject("reads");
+        assertEquals("PermissionError", reads.getString(seen.getString("data_dir") + "/postgres.password"), everything);
+        assertTrue(reads.fieldNames().stream().filter(f -> f.endsWith("/environ"))
+            .allMatch(f -> "PermissionError".equals(reads.getValue(f))), "the service's environment: " + everything);
+      }
+    } finally {
+      service.destroy();
+      service.waitFor(60, TimeUnit.SECONDS);
+      service.destroyForcibly();
+    }
+  }
+
+  private static Process startMain(Path dataDir, int port, java.util.Map<String, String> env) throws Exception {
+    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), Main.class.getName())
+        .redirectErrorStream(true);
+    builder.environment().remove("DATABASE_URL");
+    builder.environment().put("DATA_DIR", dataDir.toString());
+    builder.environment().put("HTTP_PORT", String.valueOf(port));
+    builder.environment().put("HTTP_HOST", "127.0.0.1");
+    builder.environment().put("AGENT_COMMAND", "python3 " + dev.kernelrunner.support.TestService.FAKE_AGENT);
+    builder.environment().put("AGENT_WORKDIR", dev.kernelrunner.support.TestService.agentWorkdir(dataDir).toString());
+    builder.environment().putAll(env);
+    return builder.start();
+  }
+
+  private static void awaitListening(Process process) throws Exception {
+    BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    List<String> lines = new ArrayList<>();
+    String line;
+    while ((line = out.readLine()) != null) {
+      lines.add(line);
+      if (line.contains("kernel-runner is listening on")) {
+        Thread drain = new Thread(() -> out.lines().forEach(l -> { }));
+        drain.setDaemon(true);
+        drain.start();
+        return;
+      }
+    }
+    throw new AssertionError("the service did not start:\n" + String.join("\n", lines));
+  }
+
+  private static Run runMain(Path dataDir, int port, java.util.Map<String, String> env) throws Exception {
+    Process process = startMain(dataDir, port, env);
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(process.waitFor(90, TimeUnit.SECONDS));
+    return new Run(process.exitValue(), output);
+  }
+
   private record Run(int exitCode, String output) {}
 
   private static Run createFleet(FakeDstack fake, Path dataDir, String dryRun) throws Exception {
@@ -145,6 +269,9 @@ class MainProcessTest {
     builder.environment().remove("DATABASE_URL");
     builder.environment().remove("ADMIN_TOKEN");
     builder.environment().put("DATA_DIR", dataDir.toString());
+    // The default agent, from a copy every user can read (a root service runs it as another user, who may not
+    // be able to enter the checkout).
+    builder.environment().put("AGENT_WORKDIR", dev.kernelrunner.support.TestAgents.path("remote-agent").toString());
     builder.environment().put("HTTP_PORT", String.valueOf(port));
     builder.environment().put("HTTP_HOST", "127.0.0.1");
     Process process = builder.start();

@@ -44,6 +44,8 @@ public final class Addresses {
   public static final String STORE_EVENTS_AFTER = "store.events.after";
   public static final String STORE_TOKEN_CREATE = "store.token.create";
   public static final String STORE_TOKEN_LOOKUP = "store.token.lookup";
+  public static final String STORE_TOKEN_LIST = "store.token.list";
+  public static final String STORE_TOKEN_REVOKE = "store.token.revoke";
   public static final String STORE_TOKEN_BOOTSTRAP_ADMIN = "store.token.bootstrap_admin";
 
   private static final String EVENTS_PREFIX = "submissions.events.";

@@ -17,25 +17,41 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
    */
   public record Runtime(int eventLoops) {}
 
-  /** {@code metricsToken} null: {@code /metrics} is open (for scrapers on a private network). */
+  /**
+   * {@code metricsToken} null: {@code /metrics} is open (for scrapers on a private network). Connection hygiene:
+   * a connection with no traffic for {@code idleTimeout} is closed; a request whose headers and body have not
+   * all arrived {@code headerTimeout} after the connection opened (or its previous response ended) is cut off;
+   * at most {@code maxConnections} connections, {@code maxConnectionsPerAddress} of them from one address.
+   */
   public record Http(String host, int port, String adminToken, int maxCodeBytes, int maxActivePerUser,
-                     String metricsToken) {}
+                     String metricsToken, Duration idleTimeout, Duration headerTimeout, int maxConnections,
+                     int maxConnectionsPerAddress) {}
 
-  /** {@code url} is null for the embedded cluster under {@code dataDir}. */
-  public record Database(String url, Path dataDir, int poolSize) {}
+  /**
+   * {@code url} is null for the embedded cluster under {@code dataDir}. {@code eventWriteRetry}: how long a
+   * submission's events are held and retried while the database cannot store them, before the submission is
+   * ended as ERROR (its terminal event is retried for as long as the service runs).
+   */
+  public record Database(String url, Path dataDir, int poolSize, Duration eventWriteRetry) {}
 
   /**
    * {@code maxPendingBytes}: what a stream may have written but not yet sent to a client that reads too slowly;
    * past it the client is disconnected (it resumes from the database with Last-Event-ID), so it never holds up
    * the others or the service's memory.
    */
-  public record Sse(Duration heartbeat, Duration disconnectGrace, int maxPendingBytes) {}
+  public record Sse(Duration heartbeat, Duration disconnectGrace, int maxPendingBytes, int maxStreamsPerUser) {}
 
   public record Limits(int compileSeconds, int testSeconds, int benchmarkSeconds) {}
 
-  /** The local agent: argv (never a shell string), its working directory and its limits. */
+  /**
+   * The local agent: argv (never a shell string), its working directory and its limits. {@code user}: the
+   * unprivileged account agents run as when the service runs as root. {@code env}: what the agent's otherwise
+   * empty environment gets besides PATH, LANG and the toolchain's variables: {@code NAME} (passed from the
+   * service's environment) or {@code NAME=value}.
+   */
   public record Agent(List<String> command, Path workdir, Path problemsDir, Duration submissionTimeout,
-                      Duration killGrace, int logTailLines, Limits limits) {}
+                      Duration killGrace, int logTailLines, Limits limits, String user, List<String> env,
+                      Duration runsRetention) {}
 
   public record Local(List<String> gpuTypes, int maxConcurrent) {}
 

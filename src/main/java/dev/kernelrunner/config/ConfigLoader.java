@@ -32,6 +32,15 @@ public final class ConfigLoader {
       new Override("MAX_CODE_BYTES", "http", "max_code_bytes"),
       new Override("MAX_ACTIVE_PER_USER", "http", "max_active_per_user"),
       new Override("METRICS_TOKEN", "http", "metrics_token"),
+      new Override("HTTP_IDLE_TIMEOUT_SECONDS", "http", "idle_timeout_seconds"),
+      new Override("HTTP_HEADER_TIMEOUT_SECONDS", "http", "header_timeout_seconds"),
+      new Override("HTTP_MAX_CONNECTIONS", "http", "max_connections"),
+      new Override("HTTP_MAX_CONNECTIONS_PER_ADDRESS", "http", "max_connections_per_address"),
+      new Override("EVENT_WRITE_RETRY_SECONDS", "database", "event_write_retry_seconds"),
+      new Override("SSE_MAX_STREAMS_PER_USER", "sse", "max_streams_per_user"),
+      new Override("AGENT_USER", "agent", "user"),
+      new Override("AGENT_ENV", "agent", "env"),
+      new Override("RUNS_RETENTION_HOURS", "agent", "runs_retention_hours"),
       new Override("DATABASE_URL", "database", "url"),
       new Override("DATA_DIR", "database", "data_dir"),
       new Override("DATABASE_POOL_SIZE", "database", "pool_size"),
@@ -73,6 +82,10 @@ public final class ConfigLoader {
    * {@code dev.kernelrunner.dstack.RunNames}). */
   private static final Pattern RUN_PREFIX = Pattern.compile("[a-z][a-z0-9]{0,3}-");
   private static final Set<String> SPOT_POLICIES = Set.of("auto", "spot", "on-demand");
+  /** Logback's levels (conf/logback.xml reads LOG_LEVEL; an unknown one would silently mean DEBUG). */
+  private static final List<String> LOG_LEVELS = List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF");
+  private static final Pattern USER_NAME = Pattern.compile("[a-z_][a-z0-9_-]{0,31}");
+  private static final Pattern ENV_ENTRY = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(=.*)?");
 
   private final List<String> problems = new ArrayList<>();
   private final JsonObject root;
@@ -135,17 +148,27 @@ public final class ConfigLoader {
         string("http", "admin_token", true),
         integer("http", "max_code_bytes", 1, 64 * 1024 * 1024),
         integer("http", "max_active_per_user", 1, 100_000),
-        string("http", "metrics_token", true));
+        string("http", "metrics_token", true),
+        Duration.ofSeconds(integer("http", "idle_timeout_seconds", 1, 86400)),
+        Duration.ofSeconds(integer("http", "header_timeout_seconds", 1, 3600)),
+        integer("http", "max_connections", 1, 1_000_000),
+        integer("http", "max_connections_per_address", 1, 1_000_000));
     String url = string("database", "url", true);
     if (url != null && !(url.startsWith("postgresql://") || url.startsWith("postgres://"))) {
       problems.add("DATABASE_URL (database.url) must look like postgresql://user:password@host:port/db");
     }
     AppConfig.Database database = new AppConfig.Database(
-        url, Path.of(string("database", "data_dir", false)), integer("database", "pool_size", 1, 200));
+        url, Path.of(string("database", "data_dir", false)), integer("database", "pool_size", 1, 200),
+        Duration.ofSeconds(integer("database", "event_write_retry_seconds", 1, 86400)));
     AppConfig.Sse sse = new AppConfig.Sse(
         Duration.ofSeconds(integer("sse", "heartbeat_seconds", 1, 3600)),
         Duration.ofSeconds(integer("sse", "disconnect_grace_seconds", 0, 86400)),
-        integer("sse", "max_pending_bytes", 1024, 1 << 30));
+        integer("sse", "max_pending_bytes", 1024, 1 << 30),
+        integer("sse", "max_streams_per_user", 1, 1_000_000));
+    if (http.idleTimeout().compareTo(sse.heartbeat()) <= 0) {
+      problems.add("HTTP_IDLE_TIMEOUT_SECONDS (http.idle_timeout_seconds) must be longer than SSE_HEARTBEAT_SECONDS"
+          + " (sse.heartbeat_seconds), or idle streams would be cut");
+    }
     JsonObject limits = section("agent").getJsonObject("limits", new JsonObject());
     section("agent").put("limits", limits);
     AppConfig.Agent agent = new AppConfig.Agent(
@@ -158,7 +181,13 @@ public final class ConfigLoader {
         new AppConfig.Limits(
             integer(limits, "agent.limits", "compile_seconds", 1, 86400),
             integer(limits, "agent.limits", "test_seconds", 1, 86400),
-            integer(limits, "agent.limits", "benchmark_seconds", 1, 86400)));
+            integer(limits, "agent.limits", "benchmark_seconds", 1, 86400)),
+        matching("agent", "user", USER_NAME, "a system user name (not root)"),
+        agentEnv(string("agent", "env", true)),
+        Duration.ofHours(integer("agent", "runs_retention_hours", 0, 24 * 365)));
+    if ("root".equals(agent.user())) {
+      problems.add("AGENT_USER (agent.user) must not be root: agents run user code");
+    }
     List<String> gpuTypes = Arrays.stream(string("local", "gpu_types", false).split(","))
         .map(String::trim).filter(s -> !s.isEmpty()).toList();
     for (String type : gpuTypes) {
@@ -193,6 +222,10 @@ public final class ConfigLoader {
     String logFormat = env.getOrDefault("LOG_FORMAT", "text");
     if (!Set.of("text", "json").contains(logFormat)) {
       problems.add("LOG_FORMAT must be text or json, got '" + logFormat + "'");
+    }
+    String logLevel = env.getOrDefault("LOG_LEVEL", "INFO");
+    if (!LOG_LEVELS.contains(logLevel.toUpperCase())) {
+      problems.add("LOG_LEVEL must be one of " + LOG_LEVELS + ", got '" + logLevel + "'");
     }
     // 0: one loop per two cores (what the load benchmark measured best on two), at least one.
     int eventLoops = integer("runtime", "event_loops", 0, 1024);
@@ -252,6 +285,20 @@ public final class ConfigLoader {
       problems.add(label + ": " + e.getMessage());
       return List.of();
     }
+  }
+
+  /** {@code AGENT_ENV}: comma-separated {@code NAME} or {@code NAME=value} entries. */
+  private List<String> agentEnv(String line) {
+    if (line == null) {
+      return List.of();
+    }
+    List<String> entries = Arrays.stream(line.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    for (String entry : entries) {
+      if (!ENV_ENTRY.matcher(entry).matches()) {
+        problems.add("AGENT_ENV (agent.env): '" + entry + "' is not NAME or NAME=value");
+      }
+    }
+    return entries;
   }
 
   private JsonObject section(String name) {

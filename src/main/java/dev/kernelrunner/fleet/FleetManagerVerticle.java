@@ -1,6 +1,7 @@
 package dev.kernelrunner.fleet;
 
 import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
@@ -10,7 +11,6 @@ import dev.kernelrunner.dstack.Templates;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
@@ -94,9 +94,9 @@ public class FleetManagerVerticle extends VerticleBase {
     return vertx.executeBlocking(() -> Templates.load(config.dstack().fleetTemplate()), false).compose(template -> {
       fleetTemplate = template;
       return Future.all(List.of(
-          vertx.eventBus().<JsonObject>consumer(Addresses.FLEET_ENSURE, this::ensure).completion(),
-          vertx.eventBus().<JsonObject>consumer(Addresses.FLEET_LIST, this::list).completion(),
-          vertx.eventBus().<JsonObject>consumer(Addresses.FLEET_HEALTH, this::health).completion()));
+          Bus.serve(vertx.eventBus(), Addresses.FLEET_ENSURE, this::ensure, log),
+          Bus.serve(vertx.eventBus(), Addresses.FLEET_LIST, this::list, log),
+          Bus.serve(vertx.eventBus(), Addresses.FLEET_HEALTH, this::health, log)));
     }).onSuccess(v -> {
       if (!fleets.isEmpty()) {
         checkServer();
@@ -110,32 +110,30 @@ public class FleetManagerVerticle extends VerticleBase {
 
   // ---- ensure
 
-  private void ensure(Message<JsonObject> message) {
-    JsonObject body = message.body();
+  private Future<JsonObject> ensure(JsonObject body) {
     String gpuType = body.getString("gpu_type");
     if (gpuType == null && body.getString("fleet_name") != null) {
       gpuType = fleets.values().stream().filter(f -> f.name.equals(body.getString("fleet_name")))
           .map(f -> f.type.name()).findFirst().orElse(null);
       if (gpuType == null) {
-        message.fail(Failures.NOT_FOUND, "no fleet named " + body.getString("fleet_name") + " is configured");
-        return;
+        return Future.failedFuture(new Failures.CodedException(Failures.NOT_FOUND,
+            "no fleet named " + body.getString("fleet_name") + " is configured"));
       }
     }
     GpuType type = configured.get(gpuType);
     if (type == null) {
-      message.fail(Failures.NOT_FOUND, "GPU type " + gpuType + " is not configured");
-      return;
+      return Future.failedFuture(new Failures.CodedException(Failures.NOT_FOUND,
+          "GPU type " + gpuType + " is not configured"));
     }
     if (AppConfig.LOCAL_BACKEND.equals(type.backend())) {
-      message.reply(local(type));
-      return;
+      return Future.succeededFuture(local(type));
     }
     Fleet fleet = fleets.get(type.name());
     if (fleet.ready && !body.getBoolean("force", false)) {
-      message.reply(fleet.toJson());
-      return;
+      return Future.succeededFuture(fleet.toJson());
     }
-    check(fleet).onSuccess(message::reply).onFailure(error -> message.fail(Failures.UNAVAILABLE, error.getMessage()));
+    return check(fleet).recover(error -> Future.failedFuture(
+        new Failures.CodedException(Failures.UNAVAILABLE, error.getMessage())));
   }
 
   /** One check per fleet at a time: whoever asks while one runs gets its outcome. */
@@ -189,14 +187,14 @@ public class FleetManagerVerticle extends VerticleBase {
   // ---- list and health
 
   /** Every configured fleet; with {@code refresh}, states older than {@link #FLEET_MAX_AGE} are checked first. */
-  private void list(Message<JsonObject> message) {
+  private Future<JsonObject> list(JsonObject body) {
     List<Future<JsonObject>> checks = new java.util.ArrayList<>();
-    if (message.body().getBoolean("refresh", false)) {
+    if (body.getBoolean("refresh", false)) {
       Instant stale = Instant.now().minus(FLEET_MAX_AGE);
       fleets.values().stream().filter(f -> f.checkedAt == null || f.checkedAt.isBefore(stale))
           .forEach(f -> checks.add(check(f)));
     }
-    Future.join(checks).onComplete(ar -> message.reply(listing()));
+    return Future.join(checks).transform(ar -> Future.succeededFuture(listing()));
   }
 
   private JsonObject listing() {
@@ -207,19 +205,18 @@ public class FleetManagerVerticle extends VerticleBase {
   }
 
   /** The dstack server (when a GPU type uses it) and each fleet; a stale server check is refreshed first. */
-  private void health(Message<JsonObject> message) {
+  private Future<JsonObject> health(JsonObject body) {
     if (fleets.isEmpty()) {
-      message.reply(new JsonObject().put("dstack", new JsonObject().put("status", "NOT_USED")));
-      return;
+      return Future.succeededFuture(new JsonObject().put("dstack", new JsonObject().put("status", "NOT_USED")));
     }
     Future<JsonObject> serverState = Duration.between(serverCheckedAt, Instant.now())
         .compareTo(SERVER_CHECK_MAX_AGE) > 0 ? checkServer() : Future.succeededFuture(serverHealth);
-    serverState.onComplete(ar -> {
+    return serverState.transform(ar -> {
       JsonObject fleetStates = new JsonObject();
       fleets.values().forEach(fleet -> fleetStates.put(fleet.name, new JsonObject()
           .put("status", fleet.ready ? "UP" : fleet.checkedAt == null ? "UNKNOWN" : "DOWN")
           .put("fleet_status", fleet.status).put("error", fleet.error).put("last_checked", fleet.checkedText())));
-      message.reply(new JsonObject().put("dstack", serverHealth).put("fleets", fleetStates));
+      return Future.succeededFuture(new JsonObject().put("dstack", serverHealth).put("fleets", fleetStates));
     });
   }
 

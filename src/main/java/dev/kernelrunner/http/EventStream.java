@@ -10,6 +10,7 @@ import dev.kernelrunner.model.Mode;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.MessageConsumer;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -29,7 +30,9 @@ final class EventStream {
 
   private final Vertx vertx;
   private final EventBus bus;
+  private final HttpServerRequest request;
   private final HttpServerResponse response;
+  private final Runnable onClose;
   private final String submissionId;
   private final Mode mode;
   private final boolean cancelOnDisconnect;
@@ -45,11 +48,14 @@ final class EventStream {
   private boolean closed;
   private boolean sawTerminal;
 
-  EventStream(Vertx vertx, HttpServerResponse response, String submissionId, Mode mode, int afterSeq,
-              boolean cancelOnDisconnect, AppConfig.Sse sse, SseMeters meters) {
+  /** {@code onClose} runs once, when the stream ends for whatever reason. */
+  EventStream(Vertx vertx, HttpServerRequest request, String submissionId, Mode mode, int afterSeq,
+              boolean cancelOnDisconnect, AppConfig.Sse sse, SseMeters meters, Runnable onClose) {
     this.vertx = vertx;
     this.bus = vertx.eventBus();
-    this.response = response;
+    this.request = request;
+    this.response = request.response();
+    this.onClose = onClose;
     this.submissionId = submissionId;
     this.mode = mode;
     this.lastSeq = afterSeq;
@@ -73,10 +79,13 @@ final class EventStream {
       close();
     });
     response.exceptionHandler(error -> {
-      if (!closed) {
-        meters.droppedError.increment();
+      if (closed || ClientGone.is(error)) {
+        return; // the close handler counts a client that left
       }
+      log.warn("stream of {} failed: {}", submissionId, error.toString());
+      meters.droppedError.increment();
       close();
+      request.connection().close();
     });
     response.write("retry: 2000\n\n");
     if (!finished) {
@@ -120,8 +129,9 @@ final class EventStream {
     if (response.writeQueueFull()) {
       log.info("stream of {} cannot keep up: disconnecting it at seq {}", submissionId, lastSeq);
       meters.droppedSlow.increment();
-      response.reset();
       close();
+      // The socket goes too, with what is queued for it: a reset alone left both behind.
+      request.connection().close();
       return;
     }
     write(frame.seq(), frame.type(), frame::sse);
@@ -153,6 +163,7 @@ final class EventStream {
       return;
     }
     closed = true;
+    onClose.run();
     vertx.cancelTimer(heartbeatTimer);
     if (consumer != null) {
       consumer.unregister();

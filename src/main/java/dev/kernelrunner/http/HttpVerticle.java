@@ -11,7 +11,10 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -23,9 +26,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,9 +38,12 @@ public class HttpVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(HttpVerticle.class);
   private static final String PRINCIPAL = "principal";
   private static final Pattern USER_ID = Pattern.compile("[A-Za-z0-9_.@-]{1,128}");
+  private static final Pattern TOKEN_ID = Pattern.compile("[0-9a-f]{16}");
   private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
 
   private final TokenCache tokens = new TokenCache(System::nanoTime);
+  /** Open SSE streams per user (a stream counts from its opening until it ends). */
+  private final Map<String, Integer> streamsByUser = new java.util.HashMap<>();
 
   private final AppConfig config;
   private final Map<String, GpuType> gpuTypes;
@@ -65,8 +71,21 @@ public class HttpVerticle extends VerticleBase {
     return vertx.executeBlocking(() -> ProblemCatalog.load(config.agent().problemsDir()))
         .compose(catalog -> {
           problems = catalog;
-          server = vertx.createHttpServer();
-          return server.requestHandler(router()).listen(config.http().port(), config.http().host());
+          AppConfig.Http http = config.http();
+          server = vertx.createHttpServer(new HttpServerOptions()
+              .setIdleTimeout((int) http.idleTimeout().toSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS)
+              .setMaxHeaderSize(16 * 1024)
+              // No h2c (no browser speaks it): with it on, a connection is handed over only once its first
+              // request is complete (to look for an Upgrade header), so no guard could see a slowloris.
+              .setHttp2ClearTextEnabled(false));
+          ConnectionGuard guard = new ConnectionGuard(vertx, http, meters);
+          Router router = router();
+          return server.connectionHandler(guard::onConnection)
+              .requestHandler(request -> {
+                guard.onRequest(request);
+                router.handle(request);
+              })
+              .listen(http.port(), http.host());
         })
         .onSuccess(s -> log.info("listening on {}:{}", config.http().host(), s.actualPort()));
   }
@@ -78,51 +97,91 @@ public class HttpVerticle extends VerticleBase {
 
   private Router router() {
     Router router = Router.router(vertx);
-    router.get("/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
-    router.get("/health/ready").handler(this::ready);
-    router.get("/metrics").handler(this::metrics);
+    get(router, "/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
+    get(router, "/health/ready").handler(this::ready);
+    get(router, "/metrics").handler(this::metrics);
 
+    // Who asks comes first, and the body is read only for a known token: an anonymous client cannot make
+    // the service read (and hold) megabytes. API answers are private and change: never stored by a cache.
+    router.route("/api/*").handler(ctx -> {
+      ctx.response().putHeader("Cache-Control", "no-store");
+      ctx.next();
+    });
+    router.route("/api/*").handler(this::authenticate);
     // Room for JSON escaping of the largest allowed code; past this the body is refused unread.
     long bodyLimit = (long) config.http().maxCodeBytes() * 6 + 64 * 1024;
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(bodyLimit));
-    router.route("/api/*").handler(this::authenticate);
     router.post("/api/submissions").handler(this::createSubmission);
-    router.get("/api/submissions").handler(this::listSubmissions);
+    get(router, "/api/submissions").handler(this::listSubmissions);
     router.post("/api/submissions/cancel").handler(this::cancelByBody);
-    router.get("/api/submissions/:id").handler(this::getSubmission);
+    get(router, "/api/submissions/:id").handler(this::getSubmission);
     router.get("/api/submissions/:id/events").handler(this::streamEvents);
     router.post("/api/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id"), false));
     router.post("/api/admin/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id"), true));
     router.post("/api/admin/tokens").handler(this::createToken);
-    router.get("/api/problems").handler(ctx -> json(ctx, 200, new JsonObject().put("problems", problems.toJson())));
-    router.get("/api/gpu-types").handler(this::listGpuTypes);
-    router.get("/api/me").handler(ctx -> json(ctx, 200, new JsonObject().put("user_id", principal(ctx).userId())
+    get(router, "/api/admin/tokens").handler(this::listTokens);
+    router.delete("/api/admin/tokens/:id").handler(this::revokeToken);
+    get(router, "/api/problems").handler(ctx -> json(ctx, 200, new JsonObject().put("problems", problems.toJson())));
+    get(router, "/api/gpu-types").handler(this::listGpuTypes);
+    get(router, "/api/me").handler(ctx -> json(ctx, 200, new JsonObject().put("user_id", principal(ctx).userId())
         .put("admin", principal(ctx).admin())));
-    router.get("/api/fleets").handler(ctx -> Bus.request(bus, Addresses.FLEET_LIST,
+    get(router, "/api/fleets").handler(ctx -> Bus.request(bus, Addresses.FLEET_LIST,
             new JsonObject().put("refresh", true), Duration.ofMinutes(5))
         .onSuccess(fleets -> json(ctx, 200, fleets)).onFailure(error -> ApiError.fromFailure(ctx, error)));
     router.post("/api/admin/fleets/:name/ensure").handler(this::ensureFleet);
 
     // The web client: static files built into the jar; its scripts and styles are files (no inline code), so
     // the page can forbid everything else.
-    router.get("/*").handler(ctx -> {
+    // The files change with every release under the same names: a browser must check them each time (no-cache),
+    // never keep them for good (immutable).
+    get(router, "/*").handler(ctx -> {
       ctx.response().putHeader("Content-Security-Policy",
           "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'");
       ctx.response().putHeader("X-Content-Type-Options", "nosniff");
+      ctx.response().putHeader("Cache-Control", "no-cache");
       ctx.next();
     });
-    router.get("/*").handler(StaticHandler.create("web").setIndexPage("index.html").setMaxAgeSeconds(300));
+    get(router, "/*").handler(StaticHandler.create("web").setIndexPage("index.html").setCachingEnabled(false));
 
     router.errorHandler(413, ctx -> ApiError.validation(ctx, 413, new JsonArray().add(ApiError.field("code",
         "the request body is larger than this service accepts (code at most " + config.http().maxCodeBytes()
             + " bytes)"))));
     router.errorHandler(404, ctx -> ApiError.send(ctx, 404, "not_found", "no such resource"));
     router.errorHandler(405, ctx -> ApiError.send(ctx, 405, "method_not_allowed", "method not allowed here"));
+    // A connection reset while the body is read fails the request with the response's status so far: 200.
+    router.errorHandler(200, ctx -> {
+      if (!clientGone(ctx)) {
+        log.error("request {} {} failed", ctx.request().method(), ctx.request().path(), ctx.failure());
+        ApiError.send(ctx, 500, "internal", "internal error");
+      }
+    });
+    router.errorHandler(400, ctx -> {
+      if (!clientGone(ctx)) {
+        ApiError.send(ctx, 400, "bad_request", "the request could not be read");
+      }
+    });
     router.errorHandler(500, ctx -> {
+      if (clientGone(ctx)) {
+        return;
+      }
       log.error("request {} {} failed", ctx.request().method(), ctx.request().path(), ctx.failure());
       ApiError.send(ctx, 500, "internal", "internal error");
     });
     return router;
+  }
+
+  /** The client left mid-request (an aborted upload): nothing went wrong here, and there is no one to answer. */
+  private static boolean clientGone(RoutingContext ctx) {
+    if (!ClientGone.is(ctx.failure())) {
+      return false;
+    }
+    log.debug("{} {}: the client went away: {}", ctx.request().method(), ctx.request().path(), ctx.failure());
+    return true;
+  }
+
+  /** A route for GET and HEAD (the server leaves the body out of a HEAD answer). */
+  private static io.vertx.ext.web.Route get(Router router, String path) {
+    return router.route(path).method(HttpMethod.GET).method(HttpMethod.HEAD);
   }
 
   /** Prometheus text format; behind its own bearer token when METRICS_TOKEN is set (scrapers, not users). */
@@ -192,25 +251,47 @@ public class HttpVerticle extends VerticleBase {
       ctx.next();
       return;
     }
-    Principal known = tokens.get(token);
+    TokenCache.Lookup known = tokens.get(token);
     if (known != null) {
-      ctx.put(PRINCIPAL, known);
+      if (known.principal() == null) {
+        ApiError.send(ctx, 401, "unauthorized", "unknown token");
+        return;
+      }
+      ctx.put(PRINCIPAL, known.principal());
       ctx.next();
       return;
     }
     String presented = token;
+    // The body is not read until the token is known (the body handler comes after): hold it meanwhile.
+    HttpServerRequest request = ctx.request();
+    boolean paused = !request.isEnded();
+    if (paused) {
+      request.pause();
+    }
     Bus.request(bus, Addresses.STORE_TOKEN_LOOKUP, new JsonObject().put("token", token)).onSuccess(user -> {
       Principal principal = new Principal(user.getString("user_id"), "admin".equals(user.getString("role")));
       tokens.put(presented, principal);
       ctx.put(PRINCIPAL, principal);
       ctx.next();
+      if (paused) {
+        resumeQuietly(request);
+      }
     }).onFailure(error -> {
       if (dev.kernelrunner.bus.Failures.code(error) == 404) {
+        tokens.putUnknown(presented);
         ApiError.send(ctx, 401, "unauthorized", "unknown token");
       } else {
         ApiError.fromFailure(ctx, error);
       }
     });
+  }
+
+  private static void resumeQuietly(HttpServerRequest request) {
+    try {
+      request.resume();
+    } catch (IllegalStateException e) {
+      // Already read in full: nothing was held.
+    }
   }
 
   private static Principal principal(RoutingContext ctx) {
@@ -231,11 +312,14 @@ public class HttpVerticle extends VerticleBase {
       return;
     }
     boolean stream = wantsStream(ctx);
+    if (stream && tooManyStreams(ctx)) {
+      return;
+    }
     NewSubmission request = checked.submission(principal(ctx).userId(), stream);
     Bus.request(bus, Addresses.SUBMISSIONS_CREATE, request.toJson(), CREATE_TIMEOUT).onSuccess(created -> {
       String id = created.getString("id");
       if (stream) {
-        new EventStream(vertx, ctx.response(), id, request.mode(), 0, true, config.sse(), sseMeters).open(false);
+        openStream(ctx, id, request.mode(), 0, true, false);
       } else {
         ctx.response().putHeader("Location", "/api/submissions/" + id);
         json(ctx, 201, new JsonObject().put("id", id).put("status", created.getString("status"))
@@ -289,14 +373,7 @@ public class HttpVerticle extends VerticleBase {
         errors.add(ApiError.field("limit", "must be a whole number"));
       }
     }
-    String before = ctx.request().getParam("before");
-    if (before != null) {
-      try {
-        before = OffsetDateTime.parse(before).toString();
-      } catch (DateTimeParseException e) {
-        errors.add(ApiError.field("before", "must be an ISO-8601 timestamp such as 2026-11-22T10:00:00Z"));
-      }
-    }
+    Optional<PageCursor> cursor = cursor(ctx, errors);
     if (!errors.isEmpty()) {
       ApiError.validation(ctx, 400, errors);
       return;
@@ -304,13 +381,31 @@ public class HttpVerticle extends VerticleBase {
     Principal principal = principal(ctx);
     int pageSize = limit;
     JsonObject query = new JsonObject().put("user_id", principal.admin() ? null : principal.userId())
-        .put("before", before).put("limit", limit);
+        .put("limit", limit);
+    cursor.ifPresent(c -> query.put("before_created_at", c.createdAt().toString()).put("before_id", c.key()));
     Bus.request(bus, Addresses.STORE_SUBMISSION_LIST, query).onSuccess(reply -> {
       JsonArray page = new JsonArray();
       reply.getJsonArray("submissions").forEach(s -> page.add(present((JsonObject) s, principal)));
-      String next = page.size() == pageSize ? page.getJsonObject(page.size() - 1).getString("created_at") : null;
+      String next = null;
+      if (page.size() == pageSize) {
+        JsonObject last = page.getJsonObject(page.size() - 1);
+        next = new PageCursor(OffsetDateTime.parse(last.getString("created_at")), last.getString("id")).encode();
+      }
       json(ctx, 200, new JsonObject().put("submissions", page).put("next_before", next));
     }).onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  /** {@code ?before=}: the {@code next_before} of the previous page. */
+  private static Optional<PageCursor> cursor(RoutingContext ctx, JsonArray errors) {
+    String before = ctx.request().getParam("before");
+    if (before == null) {
+      return Optional.empty();
+    }
+    Optional<PageCursor> cursor = PageCursor.decode(before);
+    if (cursor.isEmpty()) {
+      errors.add(ApiError.field("before", "must be the next_before of a previous page"));
+    }
+    return cursor;
   }
 
   private void streamEvents(RoutingContext ctx) {
@@ -330,15 +425,39 @@ public class HttpVerticle extends VerticleBase {
       }
     }
     int afterSeq = after;
+    if (tooManyStreams(ctx)) {
+      return;
+    }
     owned(ctx, ctx.pathParam("id"), false, false).onSuccess(submission -> {
       if (submission == null) {
         return;
       }
       Mode mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
       boolean finished = submission.getString("finished_at") != null;
-      new EventStream(vertx, ctx.response(), submission.getString("id"), mode, afterSeq,
-          submission.getBoolean("cancel_on_disconnect", false), config.sse(), sseMeters).open(finished);
+      openStream(ctx, submission.getString("id"), mode, afterSeq, submission.getBoolean("cancel_on_disconnect", false),
+          finished);
     });
+  }
+
+  /** 429 when the caller already has SSE_MAX_STREAMS_PER_USER streams open (each holds a socket and a consumer). */
+  private boolean tooManyStreams(RoutingContext ctx) {
+    String user = principal(ctx).userId();
+    int max = config.sse().maxStreamsPerUser();
+    if (streamsByUser.getOrDefault(user, 0) < max) {
+      return false;
+    }
+    ctx.response().putHeader("Retry-After", "10");
+    ApiError.send(ctx, 429, "too_many_streams", "you already have " + max + " event streams open (the limit);"
+        + " close one first");
+    return true;
+  }
+
+  private void openStream(RoutingContext ctx, String id, Mode mode, int afterSeq, boolean cancelOnDisconnect,
+                          boolean finished) {
+    String user = principal(ctx).userId();
+    streamsByUser.merge(user, 1, Integer::sum);
+    new EventStream(vertx, ctx.request(), id, mode, afterSeq, cancelOnDisconnect, config.sse(), sseMeters,
+        () -> streamsByUser.computeIfPresent(user, (u, n) -> n > 1 ? n - 1 : null)).open(finished);
   }
 
   /**
@@ -443,6 +562,51 @@ public class HttpVerticle extends VerticleBase {
         .onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
+  private void listTokens(RoutingContext ctx) {
+    if (!principal(ctx).admin()) {
+      ApiError.send(ctx, 403, "forbidden", "admin only");
+      return;
+    }
+    JsonArray errors = new JsonArray();
+    Optional<PageCursor> cursor = cursor(ctx, errors);
+    if (!errors.isEmpty()) {
+      ApiError.validation(ctx, 400, errors);
+      return;
+    }
+    int pageSize = 100;
+    JsonObject query = new JsonObject().put("limit", pageSize);
+    cursor.ifPresent(c -> query.put("before_created_at", c.createdAt().toString()).put("before_id", c.key()));
+    Bus.request(bus, Addresses.STORE_TOKEN_LIST, query).onSuccess(reply -> {
+      JsonArray page = reply.getJsonArray("tokens");
+      String next = null;
+      if (page.size() == pageSize) {
+        JsonObject last = page.getJsonObject(page.size() - 1);
+        next = new PageCursor(OffsetDateTime.parse(last.getString("created_at")), last.getString("cursor_key"))
+            .encode();
+      }
+      page.forEach(token -> ((JsonObject) token).remove("cursor_key"));
+      json(ctx, 200, new JsonObject().put("tokens", page).put("next_before", next));
+    }).onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  private void revokeToken(RoutingContext ctx) {
+    if (!principal(ctx).admin()) {
+      ApiError.send(ctx, 403, "forbidden", "admin only");
+      return;
+    }
+    String id = ctx.pathParam("id");
+    if (!TOKEN_ID.matcher(id).matches()) {
+      ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("id",
+          "must be a token's id (16 hex digits, from GET /api/admin/tokens)")));
+      return;
+    }
+    Bus.request(bus, Addresses.STORE_TOKEN_REVOKE, new JsonObject().put("id", id)).onSuccess(reply -> {
+      tokens.clear();
+      log.info("token {} of {} revoked by {}", id, reply.getString("user_id"), principal(ctx).userId());
+      ctx.response().setStatusCode(204).end();
+    }).onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
   private void ensureFleet(RoutingContext ctx) {
     if (!principal(ctx).admin()) {
       ApiError.send(ctx, 403, "forbidden", "admin only");
@@ -453,18 +617,35 @@ public class HttpVerticle extends VerticleBase {
         .onSuccess(fleet -> json(ctx, 200, fleet)).onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
+  /**
+   * Each GPU type with its queue; {@code available}: a submission would start now. A dstack type is not
+   * available while the dstack server is unusable ({@code unavailable_reason} says why), whatever its slots.
+   */
   private void listGpuTypes(RoutingContext ctx) {
-    Bus.request(bus, Addresses.TRACKER_QUEUES, new JsonObject()).onSuccess(queues -> {
+    boolean anyDstack = gpuTypes.values().stream().anyMatch(t -> AppConfig.DSTACK_BACKEND.equals(t.backend()));
+    Future<JsonObject> dstack = !anyDstack ? Future.succeededFuture(new JsonObject())
+        : Bus.request(bus, Addresses.FLEET_HEALTH, new JsonObject(), Duration.ofSeconds(10))
+            .map(health -> health.getJsonObject("dstack", new JsonObject()))
+            .otherwise(e -> new JsonObject().put("status", "UNKNOWN").put("error", e.getMessage()));
+    Bus.request(bus, Addresses.TRACKER_QUEUES, new JsonObject()).compose(queues -> dstack.map(health -> {
       JsonArray types = new JsonArray();
       gpuTypes.values().forEach(type -> {
         JsonObject state = queues.getJsonObject(type.name(), new JsonObject());
-        types.add(new JsonObject().put("name", type.name()).put("backend", type.backend())
+        boolean free = state.getInteger("running", 0) < type.capacity();
+        JsonObject entry = new JsonObject().put("name", type.name()).put("backend", type.backend())
             .put("capacity", type.capacity()).put("running", state.getInteger("running", 0))
-            .put("queued", state.getInteger("queued", 0))
-            .put("available", state.getInteger("running", 0) < type.capacity()));
+            .put("queued", state.getInteger("queued", 0));
+        if (AppConfig.DSTACK_BACKEND.equals(type.backend()) && !"UP".equals(health.getString("status"))) {
+          String why = health.getString("error", health.getString("message", "the dstack server is not usable"));
+          entry.put("available", false).put("unavailable_reason", "dstack is " + health.getString("status", "DOWN")
+              + ": " + why);
+        } else {
+          entry.put("available", free);
+        }
+        types.add(entry);
       });
-      json(ctx, 200, new JsonObject().put("gpu_types", types));
-    }).onFailure(error -> ApiError.fromFailure(ctx, error));
+      return new JsonObject().put("gpu_types", types);
+    })).onSuccess(body -> json(ctx, 200, body)).onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
   // ---- helpers

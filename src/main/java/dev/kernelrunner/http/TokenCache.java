@@ -6,31 +6,55 @@ import java.util.function.LongSupplier;
 
 /**
  * Who a token belongs to, remembered for a short while, so that a request does not cost a database round trip
- * for its token (a stream opened right after a submission would cost two). Only tokens the database knows are
- * kept; an unknown token is looked up every time. Tokens are never revoked today; a revocation would have to
- * clear this cache, and until then {@link #TTL_NANOS} bounds how long a changed role can go unseen.
+ * for its token (a stream opened right after a submission would cost two). Unknown tokens are remembered too,
+ * so that a client guessing or replaying bad tokens costs no query each time. A revocation clears it all;
+ * {@link #TTL_NANOS} bounds how long a change made elsewhere (another instance's revocation) can go unseen.
  * Used from the HTTP verticle's event loop only.
  */
 final class TokenCache {
   static final long TTL_NANOS = 30_000_000_000L;
   private static final int MAX_ENTRIES = 10_000;
 
-  private record Entry(Principal principal, long expiresAt) {}
+  /** What a lookup found: {@code principal} null for a token the database does not know. */
+  record Lookup(Principal principal) {}
+
+  private record Entry(Lookup lookup, long expiresAt) {}
 
   private final LongSupplier clock;
-  private final Map<String, Entry> entries = new LinkedHashMap<>(256, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
-      return size() > MAX_ENTRIES;
-    }
-  };
+  private final Map<String, Entry> known = lru();
+  // Apart, so that a flood of bad tokens cannot push the good ones out.
+  private final Map<String, Entry> unknown = lru();
 
   TokenCache(LongSupplier clock) {
     this.clock = clock;
   }
 
-  /** The principal of {@code token} if it was looked up less than the TTL ago, else null. */
-  Principal get(String token) {
+  /** What {@code token} was found to be less than the TTL ago, else null (look it up). */
+  Lookup get(String token) {
+    Lookup found = fresh(known, token);
+    return found != null ? found : fresh(unknown, token);
+  }
+
+  void put(String token, Principal principal) {
+    unknown.remove(token);
+    known.put(token, new Entry(new Lookup(principal), clock.getAsLong() + TTL_NANOS));
+  }
+
+  void putUnknown(String token) {
+    unknown.put(token, new Entry(new Lookup(null), clock.getAsLong() + TTL_NANOS));
+  }
+
+  /** Forgets everything (a token was revoked). */
+  void clear() {
+    known.clear();
+    unknown.clear();
+  }
+
+  int size() {
+    return known.size() + unknown.size();
+  }
+
+  private Lookup fresh(Map<String, Entry> entries, String token) {
     Entry entry = entries.get(token);
     if (entry == null) {
       return null;
@@ -39,14 +63,15 @@ final class TokenCache {
       entries.remove(token);
       return null;
     }
-    return entry.principal();
+    return entry.lookup();
   }
 
-  void put(String token, Principal principal) {
-    entries.put(token, new Entry(principal, clock.getAsLong() + TTL_NANOS));
-  }
-
-  int size() {
-    return entries.size();
+  private static Map<String, Entry> lru() {
+    return new LinkedHashMap<>(256, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
+        return size() > MAX_ENTRIES;
+      }
+    };
   }
 }

@@ -2,13 +2,11 @@ package dev.kernelrunner.registry;
 
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
-import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
-import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -46,12 +44,13 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
     meters.gauge("kernel_runner_registry_processes", processes, Map::size);
     meters.gauge("kernel_runner_sse_streams_open", streams, s -> s.values().stream().mapToInt(i -> i).sum());
     return Future.all(List.of(
-            bus.<JsonObject>consumer(Addresses.REGISTRY_REGISTER, this::register).completion(),
-            bus.<JsonObject>consumer(Addresses.REGISTRY_UNREGISTER, this::unregister).completion(),
-            bus.<JsonObject>consumer(Addresses.REGISTRY_STREAM_OPENED, this::streamOpened).completion(),
-            bus.<JsonObject>consumer(Addresses.REGISTRY_STREAM_CLOSED, this::streamClosed).completion(),
-            bus.<JsonObject>consumer(Addresses.REGISTRY_LIST, this::list).completion(),
-            bus.<JsonObject>consumer(Addresses.SUBMISSIONS_CANCEL, this::cancel).completion()))
+            Bus.serve(bus, Addresses.REGISTRY_REGISTER, this::register, log),
+            Bus.serve(bus, Addresses.REGISTRY_UNREGISTER, this::unregister, log),
+            Bus.serve(bus, Addresses.REGISTRY_STREAM_OPENED, this::streamOpened, log),
+            Bus.serve(bus, Addresses.REGISTRY_STREAM_CLOSED, this::streamClosed, log),
+            Bus.serve(bus, Addresses.REGISTRY_LIST, this::list, log),
+            Bus.serve(bus, Addresses.SUBMISSIONS_CANCEL, (JsonObject body) -> cancel(body.getString("submission_id"),
+                body.getString("cancelled_by"), body.getString("reason")), log)))
         .compose(v -> watchUnwatched());
   }
 
@@ -68,41 +67,38 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
     });
   }
 
-  private void register(Message<JsonObject> message) {
-    JsonObject body = message.body();
+  private Future<JsonObject> register(JsonObject body) {
     String id = body.getString("submission_id");
     processes.put(id, body.copy());
-    Bus.request(bus, Addresses.STORE_SUBMISSION_SET_RUN, body)
-        .onSuccess(message::reply)
-        .onFailure(error -> Failures.fail(message, error, log));
+    return Bus.request(bus, Addresses.STORE_SUBMISSION_SET_RUN, body);
   }
 
-  private void unregister(Message<JsonObject> message) {
-    JsonObject removed = processes.remove(message.body().getString("submission_id"));
-    message.reply(new JsonObject().put("removed", removed != null));
+  private Future<JsonObject> unregister(JsonObject body) {
+    JsonObject removed = processes.remove(body.getString("submission_id"));
+    return Future.succeededFuture(new JsonObject().put("removed", removed != null));
   }
 
-  private void streamOpened(Message<JsonObject> message) {
-    String id = message.body().getString("submission_id");
+  private Future<JsonObject> streamOpened(JsonObject body) {
+    String id = body.getString("submission_id");
     int count = streams.merge(id, 1, Integer::sum);
     Long timer = graceTimers.remove(id);
     if (timer != null) {
       vertx.cancelTimer(timer);
       log.info("a client came back to {} within the grace period", id);
     }
-    message.reply(new JsonObject().put("streams", count));
+    return Future.succeededFuture(new JsonObject().put("streams", count));
   }
 
-  private void streamClosed(Message<JsonObject> message) {
-    String id = message.body().getString("submission_id");
+  private Future<JsonObject> streamClosed(JsonObject body) {
+    String id = body.getString("submission_id");
     int count = streams.merge(id, -1, Integer::sum);
     if (count <= 0) {
       streams.remove(id);
-      if (message.body().getBoolean("cancel_on_disconnect", false) && !message.body().getBoolean("finished", false)) {
+      if (body.getBoolean("cancel_on_disconnect", false) && !body.getBoolean("finished", false)) {
         startGrace(id);
       }
     }
-    message.reply(new JsonObject().put("streams", Math.max(count, 0)));
+    return Future.succeededFuture(new JsonObject().put("streams", Math.max(count, 0)));
   }
 
   private void startGrace(String id) {
@@ -121,19 +117,12 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
     }
   }
 
-  private void list(Message<JsonObject> message) {
+  private Future<JsonObject> list(JsonObject body) {
     JsonArray running = new JsonArray();
     processes.values().forEach(running::add);
     JsonObject watched = new JsonObject();
     streams.forEach(watched::put);
-    message.reply(new JsonObject().put("processes", running).put("streams", watched));
-  }
-
-  private void cancel(Message<JsonObject> message) {
-    JsonObject body = message.body();
-    cancel(body.getString("submission_id"), body.getString("cancelled_by"), body.getString("reason"))
-        .onSuccess(message::reply)
-        .onFailure(error -> Failures.fail(message, error, log));
+    return Future.succeededFuture(new JsonObject().put("processes", running).put("streams", watched));
   }
 
   /**

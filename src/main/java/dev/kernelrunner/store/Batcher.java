@@ -20,8 +20,8 @@ import java.util.Set;
  * @param <R> what its caller gets once it is stored
  */
 abstract class Batcher<T, R> {
-  /** A write and who waits for it. */
-  protected record Pending<T, R>(T item, Promise<R> promise) {}
+  /** A write and who waits for it; {@code alone}: it goes in a batch of its own (its batch failed). */
+  protected record Pending<T, R>(T item, Promise<R> promise, boolean alone) {}
 
   private final int maxInFlight;
   private final int maxWeight;
@@ -32,6 +32,12 @@ abstract class Batcher<T, R> {
     this.maxInFlight = maxInFlight;
     this.maxWeight = maxWeight;
   }
+
+  /**
+   * Whether a failed batch should be tried again one write at a time: when the error may be one write's own
+   * (bad data), so that one user's bad row never fails the others beside it. Not when the database is away.
+   */
+  protected abstract boolean isolate(Throwable error);
 
   /** What a batch may hold only once. */
   protected abstract Object key(T item);
@@ -49,7 +55,7 @@ abstract class Batcher<T, R> {
 
   final Future<R> submit(T item) {
     Promise<R> promise = Promise.promise();
-    queue.add(new Pending<>(item, promise));
+    queue.add(new Pending<>(item, promise, false));
     flush();
     return promise.future();
   }
@@ -62,10 +68,16 @@ abstract class Batcher<T, R> {
       Iterator<Pending<T, R>> it = queue.iterator();
       while (it.hasNext() && (batch.isEmpty() || weight < maxWeight)) {
         Pending<T, R> pending = it.next();
+        if (pending.alone() && !batch.isEmpty()) {
+          break;
+        }
         if (keys.add(key(pending.item()))) {
           batch.add(pending);
           weight += weight(pending.item());
           it.remove();
+          if (pending.alone()) {
+            break;
+          }
         }
       }
       inFlight++;
@@ -77,7 +89,15 @@ abstract class Batcher<T, R> {
       }
       written.onComplete(ar -> {
         inFlight--;
-        if (ar.failed()) {
+        if (ar.failed() && batch.size() > 1 && isolate(ar.cause())) {
+          // Each write again on its own, in order, ahead of what came since: the bad one fails alone.
+          for (int i = batch.size() - 1; i >= 0; i--) {
+            Pending<T, R> pending = batch.get(i);
+            if (!pending.promise().future().isComplete()) {
+              queue.addFirst(new Pending<>(pending.item(), pending.promise(), true));
+            }
+          }
+        } else if (ar.failed()) {
           batch.forEach(p -> p.promise().tryFail(ar.cause()));
         }
         flush();

@@ -42,6 +42,11 @@ final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> 
   }
 
   @Override
+  protected boolean isolate(Throwable error) {
+    return PgText.dataError(error);
+  }
+
+  @Override
   protected Future<?> write(List<Pending<Create, OffsetDateTime>> batch) {
     int n = batch.size();
     UUID[] ids = new UUID[n];
@@ -65,9 +70,9 @@ final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> 
       gpuTypes[i] = row.getString("gpu_type");
       dtypes[i] = row.getString("dtype");
       modes[i] = row.getString("mode");
-      codes[i] = row.getString("code");
+      codes[i] = PgText.text(row.getString("code"));
       cancelOnDisconnect[i] = row.getBoolean("cancel_on_disconnect", false);
-      payloads[i] = create.firstEvent().encode();
+      payloads[i] = PgText.json(create.firstEvent().encode());
       maxActive[i] = create.maxActive();
     }
     return pool.preparedQuery(SubmissionSql.CREATE_BATCH)

@@ -37,9 +37,11 @@ public final class EmbeddedPostgres implements AutoCloseable {
   private final Path pgData;
   private final List<String> runAs;
   private final String password;
+  private final String systemUser;
   private int port;
 
-  private EmbeddedPostgres(Path binDir, Path dataDir, List<String> runAs, String password) {
+  private EmbeddedPostgres(Path binDir, Path dataDir, List<String> runAs, String password, String systemUser) {
+    this.systemUser = systemUser;
     this.binDir = binDir;
     this.dataDir = dataDir;
     this.pgData = dataDir.resolve("postgres");
@@ -71,16 +73,19 @@ public final class EmbeddedPostgres implements AutoCloseable {
     }
     Path passwordFile = dir.resolve("postgres.password");
     String password;
+    // Readable by the service's user only (agents run as another user when the service is root): created with
+    // its final permissions, and an older file's loosened ones are put back.
     if (Files.exists(passwordFile)) {
+      Files.setPosixFilePermissions(passwordFile, PosixFilePermissions.fromString("rw-------"));
       password = Files.readString(passwordFile).trim();
     } else {
       byte[] bytes = new byte[24];
       new SecureRandom().nextBytes(bytes);
       password = HexFormat.of().formatHex(bytes);
+      Files.createFile(passwordFile, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
       Files.writeString(passwordFile, password);
-      Files.setPosixFilePermissions(passwordFile, PosixFilePermissions.fromString("rw-------"));
     }
-    EmbeddedPostgres pg = new EmbeddedPostgres(bin, dir, runAs, password);
+    EmbeddedPostgres pg = new EmbeddedPostgres(bin, dir, runAs, password, systemUser);
     pg.startCluster(systemUser);
     return pg;
   }
@@ -110,7 +115,9 @@ public final class EmbeddedPostgres implements AutoCloseable {
       log.info("stopping a cluster left running under {}", pgData);
       run(List.of(binDir.resolve("pg_ctl").toString(), "-D", pgData.toString(), "-m", "fast", "-w", "stop"), 60);
     }
-    port = freePort();
+    if (port == 0) {
+      port = freePort();
+    }
     // Settings we own are rewritten at every start; postgresql.conf includes them.
     Path ours = pgData.resolve("kernel_runner.conf");
     Files.writeString(ours, String.join("\n",
@@ -169,6 +176,11 @@ public final class EmbeddedPostgres implements AutoCloseable {
 
   private String jdbc(String database) {
     return "jdbc:postgresql://127.0.0.1:" + port + "/" + database;
+  }
+
+  /** Starts the cluster again after {@link #close()}, on the same port (fault-injection tests use it). */
+  public void restart() throws IOException, InterruptedException {
+    startCluster(systemUser);
   }
 
   @Override

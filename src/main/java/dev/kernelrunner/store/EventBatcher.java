@@ -44,6 +44,11 @@ final class EventBatcher extends Batcher<EventBatcher.Unit, List<EventFrame>> {
   }
 
   @Override
+  protected boolean isolate(Throwable error) {
+    return PgText.dataError(error);
+  }
+
+  @Override
   protected int weight(Unit unit) {
     return unit.events().size();
   }
@@ -78,14 +83,14 @@ final class EventBatcher extends Batcher<EventBatcher.Unit, List<EventFrame>> {
         statuses[u] = type.changesStatus() ? type.name() : statuses[u];
         provisioning[u] |= type == EventType.PROVISIONING;
         terminal[u] |= event.terminal();
-        results[u] = event.result() != null ? event.result().encode() : results[u];
-        errors[u] = event.error() != null ? event.error().encode() : errors[u];
-        cancelledBy[u] = event.cancelledBy() != null ? event.cancelledBy() : cancelledBy[u];
-        cancelReasons[u] = event.cancelReason() != null ? event.cancelReason() : cancelReasons[u];
+        results[u] = event.result() != null ? PgText.json(event.result().encode()) : results[u];
+        errors[u] = event.error() != null ? PgText.json(event.error().encode()) : errors[u];
+        cancelledBy[u] = event.cancelledBy() != null ? PgText.text(event.cancelledBy()) : cancelledBy[u];
+        cancelReasons[u] = event.cancelReason() != null ? PgText.text(event.cancelReason()) : cancelReasons[u];
         eventIds[e] = unit.id();
         ordinals[e] = ordinal++;
         types[e] = type.name();
-        payloads[e] = event.payload();
+        payloads[e] = PgText.json(event.payload());
         e++;
       }
     }

@@ -1,6 +1,7 @@
 package dev.kernelrunner.store;
 
 import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.bus.Failures.CodedException;
 import dev.kernelrunner.model.EventAppend;
@@ -15,7 +16,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
-import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
@@ -99,11 +99,15 @@ public class ResultStoreVerticle extends VerticleBase {
                       body.getString("log_position")))
                   .map(rows -> new JsonObject().put("updated", rows.rowCount()))),
               consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
-              vertx.eventBus().<EventAppend>consumer(Addresses.STORE_EVENTS_APPEND, this::appendEvents)
-                  .completion(),
+              Bus.serve(vertx.eventBus(), Addresses.STORE_EVENTS_APPEND, this::appendEvents, this::fail),
               consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
+              consume(Addresses.STORE_TOKEN_LIST, this::listTokens),
+              consume(Addresses.STORE_TOKEN_REVOKE, body -> pool.preparedQuery(TokenSql.REVOKE)
+                  .execute(Tuple.of(body.getString("id"))).compose(rows -> rows.size() == 0
+                      ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live token " + body.getString("id")))
+                      : Future.succeededFuture(new JsonObject().put("user_id", rows.iterator().next().getString("user_id"))))),
               consume(Addresses.STORE_TOKEN_BOOTSTRAP_ADMIN, body -> bootstrapAdmin())));
         });
   }
@@ -124,48 +128,29 @@ public class ResultStoreVerticle extends VerticleBase {
   }
 
   private Future<Void> consume(String address, Function<JsonObject, Future<?>> handler) {
-    return vertx.eventBus().<JsonObject>consumer(address, message -> {
-      Future<?> reply;
-      try {
-        reply = handler.apply(message.body());
-      } catch (RuntimeException e) {
-        reply = Future.failedFuture(e);
-      }
-      reply.onSuccess(message::reply).onFailure(error -> fail(message, error));
-    }).completion();
+    return Bus.serve(vertx.eventBus(), address, handler, this::fail);
   }
 
   /**
    * Errors that mean the database cannot be reached or used right now are 503; other server-side SQL errors
    * are our bugs (500).
    */
-  private void fail(Message<JsonObject> message, Throwable error) {
-    fail(message, message.body().getString("submission_id", message.body().getString("id", "-")), error);
+  private <T> void fail(Message<T> message, Throwable error) {
+    String submission = message.body() instanceof EventAppend append ? append.submissionId()
+        : message.body() instanceof JsonObject body ? body.getString("submission_id", body.getString("id", "-")) : "-";
+    fail(message, submission, error);
   }
 
   private void fail(Message<?> message, String submission, Throwable error) {
     if (error instanceof CodedException) {
       Failures.fail(message, error, log);
-    } else if ((error instanceof PgException pg && !unavailable(pg.getSqlState()))
-        || error instanceof IllegalArgumentException) {
+    } else if (PgText.dataError(error) || error instanceof IllegalArgumentException) {
       log.error("{} failed for {}: {}", message.address(), submission, error.toString());
       message.fail(Failures.INTERNAL, "database error: " + error.getMessage());
     } else {
       log.warn("{} for {}: database unavailable: {}", message.address(), submission, error.toString());
       message.fail(Failures.UNAVAILABLE, "database unavailable: " + error.getMessage());
     }
-  }
-
-  /**
-   * Errors in what we sent (data, integrity, syntax, unsupported, PL/pgSQL) are our bugs; every other class
-   * (connection, resources, shutdown, authentication, a database not accepting connections...) means the
-   * database cannot serve right now.
-   */
-  private static boolean unavailable(String sqlState) {
-    if (sqlState == null || sqlState.length() < 2) {
-      return true;
-    }
-    return !List.of("22", "23", "42", "0A", "P0").contains(sqlState.substring(0, 2));
   }
 
   /**
@@ -213,11 +198,30 @@ public class ResultStoreVerticle extends VerticleBase {
   }
 
   private Future<JsonObject> listSubmissions(JsonObject body) {
-    String before = body.getString("before");
-    Tuple args = Tuple.of(body.getString("user_id"), before == null ? null : OffsetDateTime.parse(before),
-        body.getInteger("limit", 50));
+    String at = body.getString("before_created_at");
+    String id = body.getString("before_id");
+    Tuple args = Tuple.of(body.getString("user_id"), at == null ? null : OffsetDateTime.parse(at),
+        id == null ? null : UUID.fromString(id), body.getInteger("limit", 50));
     return pool.preparedQuery(SubmissionSql.LIST).execute(args)
         .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)));
+  }
+
+  private Future<JsonObject> listTokens(JsonObject body) {
+    String at = body.getString("before_created_at");
+    Tuple args = Tuple.of(at == null ? null : OffsetDateTime.parse(at), body.getString("before_id"),
+        body.getInteger("limit", 50));
+    return pool.preparedQuery(TokenSql.LIST).execute(args).map(rows -> {
+      JsonArray tokens = new JsonArray();
+      for (Row row : rows) {
+        tokens.add(new JsonObject().put("id", row.getString("id")).put("user_id", row.getString("user_id"))
+            .put("role", row.getString("role")).put("created_by", row.getString("created_by"))
+            .put("created_at", row.getOffsetDateTime("created_at").toString())
+            .put("revoked_at", row.getOffsetDateTime("revoked_at") == null ? null
+                : row.getOffsetDateTime("revoked_at").toString())
+            .put("cursor_key", row.getString("token_hash")));
+      }
+      return new JsonObject().put("tokens", tokens);
+    });
   }
 
   private Future<JsonObject> setRun(JsonObject body) {
@@ -235,19 +239,10 @@ public class ResultStoreVerticle extends VerticleBase {
   }
 
   /** A submission's events, in order, written with whatever else waits (see {@link EventBatcher}). */
-  private void appendEvents(Message<EventAppend> message) {
-    EventAppend append = message.body();
-    UUID id;
-    try {
-      id = parseId(append.submissionId());
-    } catch (RuntimeException e) {
-      message.fail(Failures.BAD_REQUEST, e.getMessage());
-      return;
-    }
+  private Future<EventAppend.Stored> appendEvents(EventAppend append) {
+    UUID id = parseId(append.submissionId());
     boolean progressOnly = append.events().stream().allMatch(NewEvent::progressOnly);
-    (progressOnly ? progressEvents : finalEvents).append(id, append.events())
-        .onSuccess(frames -> message.reply(new EventAppend.Stored(frames)))
-        .onFailure(error -> fail(message, append.submissionId(), error));
+    return (progressOnly ? progressEvents : finalEvents).append(id, append.events()).map(EventAppend.Stored::new);
   }
 
   private Future<JsonObject> append(Function<Tuple, Future<RowSet<Row>>> execute, JsonObject body) {
@@ -255,7 +250,8 @@ public class ResultStoreVerticle extends VerticleBase {
     EventType type = EventType.valueOf(body.getString("type"));
     JsonObject fields = body.getJsonObject("fields", new JsonObject());
     Tuple args = Tuple.from(new ArrayList<>(java.util.Arrays.asList(parseId(id), type.name(),
-        type.changesStatus(), body.getBoolean("terminal", false), fields, body.getJsonObject("result"),
+        type.changesStatus(), body.getBoolean("terminal", false), new JsonObject(PgText.json(fields.encode())),
+        body.getJsonObject("result"),
         body.getJsonObject("error"), body.getString("cancelled_by"), body.getString("cancel_reason"))));
     return execute.apply(args).compose(rows -> {
       if (rows.size() == 0) {

@@ -51,12 +51,16 @@ final class SubmissionSql {
 
   static final String GET_WITH_CODE = "SELECT " + COLUMNS + ", code FROM submissions WHERE id = $1";
 
-  /** Newest first; {@code $1} user (null: everyone's), {@code $2} exclusive upper bound on created_at. */
+  /**
+   * Newest first; {@code $1} user (null: everyone's); {@code $2}, {@code $3}: the cursor, the (created_at, id) of
+   * the last row of the previous page (null: from the newest). Unique even when a batch shares a created_at.
+   */
   static final String LIST = "SELECT " + COLUMNS + """
        FROM submissions
-      WHERE ($1::text IS NULL OR user_id = $1) AND ($2::timestamptz IS NULL OR created_at < $2)
+      WHERE ($1::text IS NULL OR user_id = $1)
+        AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3::uuid))
       ORDER BY created_at DESC, id DESC
-      LIMIT $3""";
+      LIMIT $4""";
 
   static final String UNFINISHED = "SELECT " + COLUMNS + " FROM submissions WHERE finished_at IS NULL ORDER BY created_at, id";
 

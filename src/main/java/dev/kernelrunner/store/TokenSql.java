@@ -6,7 +6,24 @@ final class TokenSql {
 
   static final String INSERT = "INSERT INTO api_tokens (token_hash, user_id, role, created_by) VALUES ($1, $2, $3, $4)";
 
-  static final String LOOKUP = "SELECT user_id, role FROM api_tokens WHERE token_hash = $1";
+  static final String LOOKUP = "SELECT user_id, role FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL";
+
+  /**
+   * Newest first, paged by the unique (created_at, token_hash); a token's public id is the first 16 hex digits
+   * of its hash (it tells nothing of the token). {@code $1}, {@code $2}: the cursor (null: from the newest).
+   */
+  static final String LIST = """
+      SELECT left(token_hash, 16) AS id, token_hash, user_id, role, created_by, created_at, revoked_at
+        FROM api_tokens
+       WHERE $1::timestamptz IS NULL OR (created_at, token_hash) < ($1, $2)
+       ORDER BY created_at DESC, token_hash DESC
+       LIMIT $3""";
+
+  /** Revokes the token whose id (hash prefix) is {@code $1}; returns it if it was live. */
+  static final String REVOKE = """
+      UPDATE api_tokens SET revoked_at = now()
+       WHERE left(token_hash, 16) = $1 AND revoked_at IS NULL
+      RETURNING user_id, role""";
 
   /** Inserts the first admin token only if there is none yet. */
   static final String INSERT_FIRST_ADMIN = """

@@ -13,8 +13,8 @@ import dev.kernelrunner.model.Progress;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
-import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -54,17 +54,20 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
     return vertx.executeBlocking(() -> {
       Files.createDirectories(runsDir);
+      AgentSandbox sandbox = AgentSandbox.prepare(config.agent(), runsDir, System.getenv());
       String host = System.getenv("HOSTNAME");
-      return host != null && !host.isBlank() ? host
-          : Files.readString(Path.of("/etc/hostname")).trim();
-    }).compose(node -> {
-      backends.put(AppConfig.LOCAL_BACKEND, new LocalBackend(vertx, config.agent(), runsDir, node));
+      String node = host != null && !host.isBlank() ? host : Files.readString(Path.of("/etc/hostname")).trim();
+      return new LocalBackend(vertx, config.agent(), runsDir, node, sandbox);
+    }).compose(local -> {
+      backends.put(AppConfig.LOCAL_BACKEND, local);
+      pruneRuns(runsDir);
+      vertx.setPeriodic(Duration.ofHours(1).toMillis(), t -> pruneRuns(runsDir));
       return Future.all(List.of(
-          bus.<JsonObject>consumer(Addresses.SUPERVISOR_START, this::start).completion(),
-          bus.<JsonObject>consumer(Addresses.SUPERVISOR_ATTACH, this::attach).completion(),
-          bus.<JsonObject>consumer(Addresses.SUPERVISOR_KILL, this::kill).completion(),
-          bus.<JsonObject>consumer(Addresses.SUPERVISOR_REAP, this::reap).completion(),
-          bus.<JsonObject>consumer(Addresses.SUPERVISOR_SWEEP, this::sweep).completion()));
+          Bus.serve(bus, Addresses.SUPERVISOR_START, this::startRequested, log),
+          Bus.serve(bus, Addresses.SUPERVISOR_ATTACH, this::attach, log),
+          Bus.serve(bus, Addresses.SUPERVISOR_KILL, this::kill, log),
+          Bus.serve(bus, Addresses.SUPERVISOR_REAP, this::reap, log),
+          Bus.serve(bus, Addresses.SUPERVISOR_SWEEP, this::sweep, log)));
     });
   }
 
@@ -92,11 +95,25 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         });
   }
 
+  private void pruneRuns(Path runsDir) {
+    Set<String> live = Set.copyOf(runs.keySet());
+    vertx.executeBlocking(() -> RunsDirectory.prune(runsDir, config.agent().runsRetention(), live), false)
+        .onSuccess(removed -> {
+          if (removed > 0) {
+            log.info("removed {} run folder(s) older than {} h", removed, config.agent().runsRetention().toHours());
+          }
+        });
+  }
+
   /** Accepts at once; how the start went arrives as progress (events, then an exit). */
-  private void start(Message<JsonObject> message) {
-    String id = message.body().getString("submission_id");
-    String backendName = message.body().getString("backend");
-    message.reply(new JsonObject().put("accepted", true));
+  private Future<JsonObject> startRequested(JsonObject body) {
+    String id = body.getString("submission_id");
+    String backendName = body.getString("backend");
+    startRun(id, backendName); // here, not later: its log lines carry the message's submission id
+    return Future.succeededFuture(new JsonObject().put("accepted", true));
+  }
+
+  private void startRun(String id, String backendName) {
     log.info("starting submission {} on the {} backend", id, backendName);
     Backend backend = backends.get(backendName);
     Run run = new Run(id, backend != null && backend.provisions());
@@ -123,21 +140,19 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   }
 
   /** Follows again a run an earlier instance of the service started (it went on while we were down). */
-  private void attach(Message<JsonObject> message) {
-    JsonObject body = message.body();
+  private Future<JsonObject> attach(JsonObject body) {
     String id = body.getString("submission_id");
     String backendName = body.getString("backend");
     Backend backend = backends.get(backendName);
     if (backend == null) {
-      message.fail(Failures.BAD_REQUEST, "no backend '" + backendName + "' in this build");
-      return;
+      return Future.failedFuture(new Failures.CodedException(Failures.BAD_REQUEST,
+          "no backend '" + backendName + "' in this build"));
     }
     Run run = new Run(id, backend.provisions());
     run.mode = Mode.parse(body.getString("mode")).orElse(Mode.BENCHMARK);
     run.runName = body.getString("run_name");
     run.eventKey = body.getString("event_key");
     runs.put(id, run);
-    message.reply(new JsonObject().put("accepted", true));
     Backend.Resume resume = new Backend.Resume(id, run.runName, body.getInteger("log_offset", 0),
         body.getString("log_position"), body.getString("event_key"), run.mode);
     log.info("following {} run {} of {} again (from log line {})", backendName, run.runName, id, resume.lines());
@@ -151,13 +166,13 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         .onFailure(error -> finish(run, null, List.of(), null, EventType.ERROR, new JsonObject()
             .put("message", "the service restarted and could not follow this run again")
             .put("details", error.getMessage())));
+    return Future.succeededFuture(new JsonObject().put("accepted", true));
   }
 
-  private void sweep(Message<JsonObject> message) {
-    Backend backend = backends.get(message.body().getString("backend"));
+  private Future<JsonObject> sweep(JsonObject body) {
+    Backend backend = backends.get(body.getString("backend"));
     if (backend == null) {
-      message.reply(new JsonObject().put("stopped", 0));
-      return;
+      return Future.succeededFuture(new JsonObject().put("stopped", 0));
     }
     Set<String> live = new java.util.HashSet<>();
     runs.values().forEach(run -> {
@@ -165,8 +180,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         live.add(run.runName);
       }
     });
-    backend.sweep(live).onSuccess(stopped -> message.reply(new JsonObject().put("stopped", stopped)))
-        .onFailure(error -> Failures.fail(message, error, log));
+    return backend.sweep(live).map(stopped -> new JsonObject().put("stopped", stopped));
   }
 
   /** What the agent gets, with a fresh secret key for signing its events (see {@link AgentOutput}). */
@@ -234,7 +248,10 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         }
         // Encoded here, on the supervisor's thread, so that the tracker and the store do not have to.
         Progress.Event event = new Progress.Event(run.id, type, fields, fields.encode());
-        run.lastEvent = bus.request(Addresses.SUBMISSIONS_PROGRESS, event)
+        // Answered once stored: while the database is away the tracker holds and retries it for up to
+        // EVENT_WRITE_RETRY_SECONDS, so the wait is as long.
+        run.lastEvent = bus.request(Addresses.SUBMISSIONS_PROGRESS, event, new DeliveryOptions()
+                .setSendTimeout(config.database().eventWriteRetry().plusMinutes(1).toMillis()))
             .onFailure(error -> log.error("progress {} for {} was not taken: {}", type, run.id, error.toString()));
       }
 
@@ -302,34 +319,31 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   }
 
   /** Kills a run and answers once its processes are gone and its end is stored. */
-  private void kill(Message<JsonObject> message) {
-    String id = message.body().getString("submission_id");
+  private Future<JsonObject> kill(JsonObject body) {
+    String id = body.getString("submission_id");
     Run run = runs.get(id);
     if (run == null) {
       killedBeforeStart.put(id, System.currentTimeMillis());
       killedBeforeStart.values().removeIf(at -> at < System.currentTimeMillis() - KILL_MEMORY.toMillis());
-      message.reply(new JsonObject().put("status", (String) null).put("running", false));
-      return;
+      return Future.succeededFuture(new JsonObject().put("status", (String) null).put("running", false));
     }
     run.killRequested = true;
     if (run.handle != null) {
       run.handle.kill();
     }
-    run.gone.future().onComplete(status -> message.reply(new JsonObject().put("status", status.result())
-        .put("running", true)));
+    return run.gone.future().map(status -> new JsonObject().put("status", status).put("running", true));
   }
 
-  private void reap(Message<JsonObject> message) {
-    String id = message.body().getString("submission_id");
-    long pid = message.body().getLong("pid");
-    vertx.executeBlocking(() -> ProcessTree.reapOrphan(pid, id, config.agent().killGrace().toMillis()), false)
-        .onSuccess(killed -> {
+  private Future<JsonObject> reap(JsonObject body) {
+    String id = body.getString("submission_id");
+    long pid = body.getLong("pid");
+    return vertx.executeBlocking(() -> ProcessTree.reapOrphan(pid, id, config.agent().killGrace().toMillis()), false)
+        .map(killed -> {
           if (killed) {
             log.info("killed agent process {} left over from a previous run of {}", pid, id);
           }
-          message.reply(new JsonObject().put("killed", killed));
-        })
-        .onFailure(error -> Failures.fail(message, error, log));
+          return new JsonObject().put("killed", killed);
+        });
   }
 
   /** One run from the start request until its exit is stored. */

@@ -20,6 +20,7 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -27,7 +28,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +38,11 @@ import org.slf4j.LoggerFactory;
  */
 public class SubmissionTrackerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(SubmissionTrackerVerticle.class);
+  private static final Duration EXIT_REPLY_WAIT = Duration.ofSeconds(10);
+  /** Events of one submission held in memory while the database is away; past this it is ended as ERROR. */
+  static final int MAX_HELD_EVENTS = 10_000;
+  /** At most this many events go in one append. */
+  private static final int MAX_GROUP = 1000;
 
   private final AppConfig config;
   private final Map<String, GpuType> gpuTypes;
@@ -77,10 +82,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       }, () -> running.get(type.name()), type.capacity());
     });
     return reconcile().compose(v -> Future.all(List.of(
-        consume(Addresses.SUBMISSIONS_CREATE, this::create),
-        bus.<Progress>consumer(Addresses.SUBMISSIONS_PROGRESS, this::progress).completion(),
-        consume(Addresses.TRACKER_CANCEL, this::cancel),
-        consume(Addresses.TRACKER_QUEUES, this::queueState))))
+        Bus.serve(bus, Addresses.SUBMISSIONS_CREATE, this::create, log),
+        Bus.serve(bus, Addresses.SUBMISSIONS_PROGRESS, this::progress, log),
+        Bus.serve(bus, Addresses.TRACKER_CANCEL, this::cancel, log),
+        Bus.serve(bus, Addresses.TRACKER_QUEUES, this::queueState, log))))
         .compose(v -> reattach())
         .onSuccess(v -> {
           sweep();
@@ -118,33 +123,22 @@ public class SubmissionTrackerVerticle extends VerticleBase {
             .onFailure(error -> log.warn("could not look for orphan {} runs: {}", backend, error.getMessage())));
   }
 
-  private Future<Void> consume(String address, Consumer<Message<JsonObject>> handler) {
-    return bus.<JsonObject>consumer(address, message -> {
-      try {
-        handler.accept(message);
-      } catch (RuntimeException e) {
-        log.error("{} failed for {}", address, message.body().getString("submission_id", "-"), e);
-        message.fail(Failures.INTERNAL, e.toString());
-      }
-    }).completion();
-  }
-
   // ---- creating and queueing
 
-  private void create(Message<JsonObject> message) {
-    NewSubmission request = NewSubmission.fromJson(message.body());
+  private Future<JsonObject> create(JsonObject body) {
+    NewSubmission request = NewSubmission.fromJson(body);
     ArrayDeque<Tracked> queue = queues.get(request.gpuType());
     if (queue == null) {
-      message.fail(Failures.BAD_REQUEST, "GPU type " + request.gpuType() + " is not served");
-      return;
+      return Future.failedFuture(new Failures.CodedException(Failures.BAD_REQUEST,
+          "GPU type " + request.gpuType() + " is not served"));
     }
     String id = UUID.randomUUID().toString();
     int position = queue.size();
     JsonObject row = request.toJson().put("id", id).put("position", position)
         .put("max_active", config.http().maxActivePerUser());
     // The stored first event comes back as a record: no date to parse again from text.
-    bus.<EventFrame>request(Addresses.STORE_SUBMISSION_CREATE, row).map(Message::body).onSuccess(first -> {
-      Tracked tracked = new Tracked(id, request.gpuType(), request.mode());
+    return bus.<EventFrame>request(Addresses.STORE_SUBMISSION_CREATE, row).map(Message::body).map(first -> {
+      Tracked tracked = new Tracked(id, request.gpuType(), request.mode(), config.database().eventWriteRetry());
       tracked.lastPosition = position;
       active.put(id, tracked);
       queue.add(tracked);
@@ -153,10 +147,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       log.atInfo().addKeyValue("submission_id", id).addKeyValue("status", EventType.IN_QUEUE.name())
           .log("submission {} created: {} for {}, queue position {}", id, request.problem(), request.gpuType(),
               position);
-      message.reply(new JsonObject().put("id", id).put("status", EventType.IN_QUEUE.name())
-          .put("position", position).put("seq", first.seq()));
       dispatch(request.gpuType());
-    }).onFailure(error -> Failures.fail(message, error, log));
+      return new JsonObject().put("id", id).put("status", EventType.IN_QUEUE.name())
+          .put("position", position).put("seq", first.seq());
+    });
   }
 
   /**
@@ -206,31 +200,23 @@ public class SubmissionTrackerVerticle extends VerticleBase {
 
   // ---- progress from backends
 
-  /** Replies to an event with whether it was stored, to an exit with the submission's final status. */
-  private void progress(Message<Progress> message) {
-    try {
-      if (message.body() instanceof Progress.Exit exit) {
-        onExit(exit).onComplete(status -> message.reply(status.result()));
-        return;
-      }
-      Progress.Event event = (Progress.Event) message.body();
-      Tracked tracked = active.get(event.submissionId());
-      if (tracked == null) {
-        log.warn("dropped {} for {}: not running", event.type(), event.submissionId());
-        message.reply(Boolean.FALSE);
-        return;
-      }
-      if (!event.type().fromAgent() || !tracked.status.accepts(event.type(), tracked.mode)) {
-        log.warn("dropped illegal transition {} -> {} for {}", tracked.status, event.type(), tracked.id);
-        message.reply(Boolean.FALSE);
-        return;
-      }
-      accept(tracked, event.type(), event.fields(), event.payload(), null)
-          .onComplete(ar -> message.reply(ar.succeeded()));
-    } catch (RuntimeException e) {
-      log.error("progress failed for {}", message.body().submissionId(), e);
-      message.fail(Failures.INTERNAL, e.toString());
+  /** Answers an event with whether it was stored, an exit with the submission's final status. */
+  private Future<?> progress(Progress progress) {
+    if (progress instanceof Progress.Exit exit) {
+      return onExit(exit).otherwise((String) null);
     }
+    Progress.Event event = (Progress.Event) progress;
+    Tracked tracked = active.get(event.submissionId());
+    if (tracked == null) {
+      log.warn("dropped {} for {}: not running", event.type(), event.submissionId());
+      return Future.succeededFuture(Boolean.FALSE);
+    }
+    if (!event.type().fromAgent() || !tracked.status.accepts(event.type(), tracked.mode)) {
+      log.warn("dropped illegal transition {} -> {} for {}", tracked.status, event.type(), tracked.id);
+      return Future.succeededFuture(Boolean.FALSE);
+    }
+    return accept(tracked, event.type(), event.fields(), event.payload(), null)
+        .transform(ar -> Future.succeededFuture(ar.succeeded()));
   }
 
   /** The process is gone: record how it ended (unless the agent already did), free the slot, start the next. */
@@ -271,41 +257,42 @@ public class SubmissionTrackerVerticle extends VerticleBase {
             .put("details", tail), null);
       }
     }
-    return tracked.chain.transform(ar -> {
+    // The slot is freed once the end is stored (the quota counts stored rows). The answer (the supervisor's,
+    // then a cancel's) does not wait past a few seconds for a database that is away: the end is held and retried.
+    Future<String> stored = tracked.chain.transform(ar -> {
       active.remove(tracked.id);
       running.merge(tracked.gpuType, -1, Integer::sum);
       dispatch(tracked.gpuType);
       return Future.succeededFuture(tracked.status.name());
     });
+    return stored.timeout(EXIT_REPLY_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .otherwise(error -> tracked.status.name());
   }
 
   // ---- cancellation
 
-  private void cancel(Message<JsonObject> message) {
-    JsonObject body = message.body();
+  private Future<JsonObject> cancel(JsonObject body) {
     Tracked tracked = active.get(body.getString("submission_id"));
     if (tracked == null) {
-      message.reply(new JsonObject().put("outcome", "not_active"));
-      return;
+      return Future.succeededFuture(new JsonObject().put("outcome", "not_active"));
     }
     if (tracked.terminal) {
-      message.reply(new JsonObject().put("outcome", "finished").put("status", tracked.status.name()));
-      return;
+      return Future.succeededFuture(new JsonObject().put("outcome", "finished").put("status", tracked.status.name()));
     }
     if (tracked.cancelledBy == null) {
       tracked.cancelledBy = body.getString("cancelled_by");
       tracked.cancelReason = body.getString("reason");
     }
     if (tracked.dispatched) {
-      message.reply(new JsonObject().put("outcome", "running"));
-      return;
+      return Future.succeededFuture(new JsonObject().put("outcome", "running"));
     }
     queues.get(tracked.gpuType).remove(tracked);
-    accept(tracked, EventType.CANCELLED, cancelFields(tracked), null).onComplete(ar -> {
+    Future<JsonObject> cancelled = accept(tracked, EventType.CANCELLED, cancelFields(tracked), null).transform(ar -> {
       active.remove(tracked.id);
-      message.reply(new JsonObject().put("outcome", "cancelled").put("status", tracked.status.name()));
+      return Future.succeededFuture(new JsonObject().put("outcome", "cancelled").put("status", tracked.status.name()));
     });
     updatePositions(tracked.gpuType);
+    return cancelled;
   }
 
   private static JsonObject cancelFields(Tracked tracked) {
@@ -313,11 +300,11 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         .put("message", "cancelled by " + tracked.cancelledBy + " (" + tracked.cancelReason + ")");
   }
 
-  private void queueState(Message<JsonObject> message) {
+  private Future<JsonObject> queueState(JsonObject body) {
     JsonObject state = new JsonObject();
     gpuTypes.forEach((name, type) -> state.put(name, new JsonObject().put("backend", type.backend())
         .put("capacity", type.capacity()).put("running", running.get(name)).put("queued", queues.get(name).size())));
-    message.reply(state);
+    return Future.succeededFuture(state);
   }
 
   // ---- storing and publishing events
@@ -388,28 +375,68 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   /**
    * Stores a submission's events in order, one write at a time; the events that arrive while a write runs go
    * together in the next one (a group append), so a busy submission is not held to one event per round trip.
+   * While the database is away the events are held, in order, and the write is tried again with a growing
+   * pause (see {@link WriteRetry}); what the store refuses for good is dropped and the submission ended.
    */
   private void writeEvents(Tracked tracked) {
     if (tracked.writing || tracked.unwritten.isEmpty()) {
       return;
     }
-    List<Unwritten> group = new ArrayList<>(tracked.unwritten);
-    tracked.unwritten.clear();
+    List<Unwritten> group = List.copyOf(tracked.unwritten.subList(0, Math.min(MAX_GROUP, tracked.unwritten.size())));
     tracked.writing = true;
     EventAppend append = new EventAppend(tracked.id, group.stream().map(Unwritten::event).toList());
     Future<List<EventFrame>> frames = tracked.chainBeforeGroup().transform(v ->
         bus.<EventAppend.Stored>request(Addresses.STORE_EVENTS_APPEND, append).map(reply -> reply.body().frames()));
     frames.onComplete(ar -> {
-      for (int i = 0; i < group.size(); i++) {
-        if (ar.succeeded()) {
-          group.get(i).promise().complete(ar.result().get(i));
-        } else {
-          group.get(i).promise().fail(ar.cause());
+      tracked.writing = false;
+      WriteRetry.Decision decision = ar.succeeded() ? WriteRetry.Decision.STORED
+          : tracked.retry.onFailure(Failures.code(ar.cause()), System.nanoTime(), tracked.unwritten.size());
+      switch (decision) {
+        case STORED -> {
+          tracked.retry.onSuccess();
+          tracked.unwritten.subList(0, group.size()).clear();
+          for (int i = 0; i < group.size(); i++) {
+            group.get(i).promise().complete(ar.result().get(i));
+          }
+          writeEvents(tracked);
+        }
+        case RETRY, GIVE_UP -> {
+          if (tracked.retry.attempts() == 1) {
+            log.warn("could not store {} event(s) of {} ({}); holding them and trying again", group.size(),
+                tracked.id, ar.cause().getMessage());
+          }
+          if (decision == WriteRetry.Decision.GIVE_UP && !tracked.terminal) {
+            endUnstored(tracked, "the database could not store this submission's events for "
+                + config.database().eventWriteRetry().toSeconds() + " s (or " + MAX_HELD_EVENTS + " of them)");
+          }
+          vertx.setTimer(tracked.retry.pauseMillis(), t -> writeEvents(tracked));
+        }
+        case DROP -> {
+          tracked.unwritten.subList(0, group.size()).clear();
+          group.forEach(unwritten -> unwritten.promise().fail(ar.cause()));
+          boolean lostTheEnd = group.stream().anyMatch(u -> u.event().terminal());
+          if (Failures.code(ar.cause()) != Failures.CONFLICT && (!tracked.terminal || lostTheEnd)) {
+            tracked.terminal = false; // the end that was refused was never stored: another one must be
+            endUnstored(tracked, "an event of this submission could not be stored: " + ar.cause().getMessage());
+          }
+          writeEvents(tracked);
         }
       }
-      tracked.writing = false;
-      writeEvents(tracked);
     });
+  }
+
+  /** Ends a submission whose events cannot be stored: ERROR (held and retried like any event), process stopped. */
+  private void endUnstored(Tracked tracked, String message) {
+    log.error("ending {}: {}", tracked.id, message);
+    accept(tracked, EventType.ERROR, new JsonObject().put("message", message), null);
+    if (tracked.dispatched) {
+      bus.request(Addresses.SUPERVISOR_KILL, new JsonObject().put("submission_id", tracked.id),
+              new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(Duration.ofMinutes(5).toMillis()))
+          .onFailure(error -> log.warn("could not stop the process of {}: {}", tracked.id, error.toString()));
+    } else {
+      queues.get(tracked.gpuType).remove(tracked);
+      tracked.chain.onComplete(ar -> active.remove(tracked.id));
+    }
   }
 
   /** Records the time spent in {@code status}, which the submission is leaving now. */
@@ -452,7 +479,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   private Future<?> reconcileOne(JsonObject row) {
     String id = row.getString("id");
     Tracked tracked = new Tracked(id, row.getString("gpu_type"),
-        Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK));
+        Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK), config.database().eventWriteRetry());
     tracked.status = EventType.valueOf(row.getString("status"));
     tracked.lastPosition = -1;
     active.put(id, tracked);
@@ -514,6 +541,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     /** Events accepted but not yet sent to the store, and whether a write of this submission is running. */
     final List<Unwritten> unwritten = new ArrayList<>();
     boolean writing;
+    final WriteRetry retry;
     /** Requeue writes go through {@link #chain}; grouped writes wait for the last of those. */
     Future<Void> requeued = Future.succeededFuture();
 
@@ -525,7 +553,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     long enteredAt = createdAt;
     long queuedSince = createdAt;
 
-    Tracked(String id, String gpuType, Mode mode) {
+    Tracked(String id, String gpuType, Mode mode, Duration writeBudget) {
+      this.retry = new WriteRetry(writeBudget, MAX_HELD_EVENTS);
       this.id = id;
       this.gpuType = gpuType;
       this.mode = mode;

@@ -100,6 +100,27 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void hardeningSettingsAreCheckedToo() {
+    ConfigException error = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.ofEntries(
+        Map.entry("LOG_LEVEL", "LOUD"),
+        Map.entry("AGENT_USER", "root"),
+        Map.entry("AGENT_ENV", "GOOD,bad name"),
+        Map.entry("HTTP_IDLE_TIMEOUT_SECONDS", "10"),
+        Map.entry("SSE_HEARTBEAT_SECONDS", "15"),
+        Map.entry("HTTP_MAX_CONNECTIONS_PER_ADDRESS", "0"),
+        Map.entry("EVENT_WRITE_RETRY_SECONDS", "0"))));
+    String message = error.getMessage();
+    for (String name : List.of("LOG_LEVEL", "AGENT_USER", "AGENT_ENV", "HTTP_IDLE_TIMEOUT_SECONDS",
+        "HTTP_MAX_CONNECTIONS_PER_ADDRESS", "EVENT_WRITE_RETRY_SECONDS")) {
+      assertTrue(message.contains(name), name + " missing from: " + message);
+    }
+    AppConfig config = ConfigLoader.load(Map.of("LOG_LEVEL", "debug", "AGENT_ENV", "CUDA_HOME,FOO=bar baz"));
+    assertEquals(List.of("CUDA_HOME", "FOO=bar baz"), config.agent().env());
+    assertEquals(100, config.sse().maxStreamsPerUser());
+    assertEquals("kernel-runner-agent", config.agent().user());
+  }
+
+  @Test
   void localTypesWinOverTheDstackType() {
     AppConfig config = ConfigLoader.load(Map.of("LOCAL_GPU_TYPES", "MI300X"));
     assertEquals("local", config.gpuTypes().get("MI300X").backend());

@@ -35,7 +35,7 @@ class RealAgentTest {
     Assumptions.assumeNoGpu();
     Map<String, String> realAgent = Map.of(
         "AGENT_COMMAND", "python3 -m remote_agent",
-        "AGENT_WORKDIR", Path.of("remote-agent").toAbsolutePath().toString());
+        "AGENT_WORKDIR", dev.kernelrunner.support.TestAgents.path("remote-agent").toString());
     try (TestService service = TestService.start(vertx, realAgent)) {
       String token = service.userToken("realuser");
       String id = service.submit(token, "__global__ void solution(const float* input, float alpha, float* output, "

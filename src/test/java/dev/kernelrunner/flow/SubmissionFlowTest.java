@@ -183,9 +183,11 @@ class SubmissionFlowTest {
         "");
     String id = service.submit(alice, code);
     service.awaitFinished(id, WAIT);
-    byte[] received = Files.readAllBytes(service.dataDir().resolve(id + ".code"));
+    byte[] received = Files.readAllBytes(service.dataDir().resolve("agent-work").resolve(id + ".code"));
     assertEquals(code, new String(received, java.nio.charset.StandardCharsets.UTF_8));
     assertEquals("BENCHMARKED", service.submission(id).getString("status"));
+    Thread.sleep(500); // the folder goes once the agent's output is drained
+    assertFalse(Files.exists(service.dataDir().resolve("runs").resolve(id)), "a local run's folder goes with it");
   }
 
   @Test

@@ -61,6 +61,10 @@ public final class LoadBenchmark {
         "LOCAL_MAX_CONCURRENT", String.valueOf(slots),
         "MAX_ACTIVE_PER_USER", "100000", "SSE_HEARTBEAT_SECONDS", "5"));
     builder.environment().put("DISCONNECT_GRACE_SECONDS", "600");
+    // Every client of the benchmark is one address, a few users: the caps meant for strangers go up.
+    builder.environment().put("HTTP_MAX_CONNECTIONS", "100000");
+    builder.environment().put("HTTP_MAX_CONNECTIONS_PER_ADDRESS", "100000");
+    builder.environment().put("SSE_MAX_STREAMS_PER_USER", "100000");
     builder.environment().put("LOG_LEVEL", "WARN");
     builder.environment().remove("DSTACK_SERVER_URL");
     Process service = builder.start();

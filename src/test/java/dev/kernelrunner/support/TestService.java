@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class TestService implements AutoCloseable {
   public static final String ADMIN_TOKEN = "test-admin-token";
-  public static final Path FAKE_AGENT = Path.of("src/test/resources/agents/fake_agent.py").toAbsolutePath();
+  public static final Path FAKE_AGENT = TestAgents.path("agents/fake_agent.py");
 
   private final Vertx vertx;
   private final App app;
@@ -67,7 +67,7 @@ public final class TestService implements AutoCloseable {
     env.put("DATA_DIR", dataDir.toString());
     env.put("ADMIN_TOKEN", ADMIN_TOKEN);
     env.put("AGENT_COMMAND", "python3 " + FAKE_AGENT);
-    env.put("AGENT_WORKDIR", dataDir.toString());
+    env.put("AGENT_WORKDIR", agentWorkdir(dataDir).toString());
     env.put("PROBLEMS_DIR", Path.of("remote-agent/problems").toAbsolutePath().toString());
     env.put("SSE_HEARTBEAT_SECONDS", "1");
     env.put("DISCONNECT_GRACE_SECONDS", "2");
@@ -77,6 +77,16 @@ public final class TestService implements AutoCloseable {
     App app = App.deploy(vertx, config, databaseUrl, meters).toCompletionStage().toCompletableFuture()
         .get(60, TimeUnit.SECONDS);
     return new TestService(vertx, app, config, databaseUrl, dataDir);
+  }
+
+  /**
+   * The fake agent's working folder (it writes the code it received there): writable by everyone, since the
+   * agent runs as an unprivileged user when the tests run as root.
+   */
+  public static Path agentWorkdir(Path dataDir) throws IOException {
+    Path dir = Files.createDirectories(dataDir.resolve("agent-work"));
+    Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+    return dir;
   }
 
   public int port() {
@@ -135,6 +145,17 @@ public final class TestService implements AutoCloseable {
 
   private URI uri(String path) {
     return URI.create("http://127.0.0.1:" + port() + path);
+  }
+
+  /** The sum of the /metrics samples whose line starts with {@code prefix} (name and the labels to match). */
+  public double metricSum(String prefix) throws Exception {
+    double sum = 0;
+    for (String line : get("/metrics", null).body().split("\n")) {
+      if (line.startsWith(prefix)) {
+        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return sum;
   }
 
   /** Creates a submission without a stream; returns its id. */
