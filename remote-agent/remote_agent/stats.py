@@ -66,8 +66,61 @@ def collect(sample_ms, rule):
     return samples
 
 
-def summary(samples, throttled=0):
-    return {
+# Kernels shorter than this get SMALL_KERNEL_SAMPLES samples: their median's run-to-run spread is within 2% only
+# with many more samples than the coefficient-of-variation rule asks for.
+SMALL_KERNEL_MS = 0.02
+SMALL_KERNEL_SAMPLES = 100
+# A sample taken while the SM clock is below this share of its maximum is discarded (nvbench's rule: 75%);
+# a result that lost more than THROTTLED_FLAG of its samples so is flagged.
+THROTTLE_CLOCK_SHARE = 0.75
+THROTTLED_FLAG = 0.25
+
+
+def small_kernel_rule(rule):
+    """The rule for a kernel whose first samples are under SMALL_KERNEL_MS: a fixed, larger sample count."""
+    count = max(rule.max_runs, SMALL_KERNEL_SAMPLES)
+    return StoppingRule(min_runs=count, max_runs=count, target_cv=rule.target_cv,
+                        long_run_seconds=rule.long_run_seconds, long_runs=rule.long_runs)
+
+
+def collect_more(samples, sample_ms, rule):
+    """Goes on from ``samples`` (already taken) until ``rule`` says stop."""
+    samples = list(samples)
+    while len(samples) < rule.max_runs:
+        if len(samples) >= rule.min_runs and cv(samples) <= rule.target_cv:
+            break
+        samples.append(sample_ms())
+    return samples
+
+
+def unthrottled(samples, clocks, max_clock):
+    """(kept samples, discarded count): samples whose SM clock was under THROTTLE_CLOCK_SHARE of ``max_clock`` go;
+    all are kept when clocks are unknown, and at least one is always kept (the least throttled)."""
+    if not max_clock or not clocks or len(clocks) != len(samples):
+        return list(samples), 0
+    floor = THROTTLE_CLOCK_SHARE * max_clock
+    kept = [s for s, c in zip(samples, clocks) if c is None or c >= floor]
+    if not kept:
+        best = max(range(len(samples)), key=lambda i: clocks[i] or 0)
+        kept = [samples[best]]
+    return kept, len(samples) - len(kept)
+
+
+def net(samples, window_ms):
+    """Event times less the time an empty window between the same two events takes (clamped at zero): what the
+    events add around a kernel is not the kernel's (measured on the H100 it brings event medians within 1 us of
+    Nsight Compute's device time, see docs/benchmarks.md)."""
+    return [max(0.0, s - window_ms) for s in samples]
+
+
+def escaped(events_ms, device_span_ms):
+    """Whether the device was busy with the call's work for clearly longer than the events saw: work enqueued
+    on a stream the events do not wait for."""
+    return device_span_ms is not None and device_span_ms > 1.25 * events_ms + 0.001
+
+
+def summary(samples, throttled=0, **extra):
+    result = {
         "median": median(samples),
         "mean": mean(samples),
         "min": min(samples),
@@ -77,3 +130,5 @@ def summary(samples, throttled=0):
         "throttled": throttled,
         "samples": list(samples),
     }
+    result.update(extra)
+    return result

@@ -142,6 +142,37 @@ class StatsTest(unittest.TestCase):
         self.assertAlmostEqual(2.0, stats.geomean([1.0, 4.0]))
         self.assertIsNone(stats.geomean([]))
 
+    def test_small_kernels_get_a_fixed_larger_count(self):
+        rule = stats.small_kernel_rule(stats.StoppingRule())
+        first = stats.collect(self.fake([0.003] * 500), stats.StoppingRule())
+        more = stats.collect_more(first, self.fake([0.003] * 500), rule)
+        self.assertEqual(stats.SMALL_KERNEL_SAMPLES, len(more))
+        self.assertEqual(first, more[:len(first)])
+
+    def test_throttled_samples_are_discarded_and_counted(self):
+        kept, discarded = stats.unthrottled([1.0, 5.0, 1.1, 6.0], [1980, 900, 1900, 1000], 1980)
+        self.assertEqual(([1.0, 1.1], 2), (kept, discarded))
+        self.assertEqual(([1.0, 2.0], 0), stats.unthrottled([1.0, 2.0], [None, None], 1980))
+        self.assertEqual(([1.0, 2.0], 0), stats.unthrottled([1.0, 2.0], [100, 100], None))
+        kept, discarded = stats.unthrottled([3.0, 2.0], [800, 900], 1980)
+        self.assertEqual(([2.0], 1), (kept, discarded), "the least throttled is kept when all are")
+
+    def test_the_empty_window_is_taken_off(self):
+        got = stats.net([0.0037, 0.0010], 0.0012)
+        self.assertAlmostEqual(0.0025, got[0])
+        self.assertEqual(0.0, got[1])
+
+    def test_work_that_escaped_the_events_is_seen_by_the_device_span(self):
+        self.assertTrue(stats.escaped(0.0013, 0.035))   # 20 launches on a stream of its own, 1 x 1
+        self.assertTrue(stats.escaped(0.002, 1.2))
+        self.assertFalse(stats.escaped(0.0556, 0.0573))  # an honest kernel: the span is its own duration
+        self.assertFalse(stats.escaped(0.0026, 0.0013))
+        self.assertFalse(stats.escaped(0.05, None))
+
+    def test_summary_carries_how_it_was_measured(self):
+        s = stats.summary([1.0], 0, timing="events", method="m", clock_flag=False)
+        self.assertEqual(("events", "m", False), (s["timing"], s["method"], s["clock_flag"]))
+
     def test_configurable(self):
         rule = stats.StoppingRule.from_settings({"min_runs": 2, "max_runs": 4, "ignored": 1})
         self.assertEqual((2, 4), (rule.min_runs, rule.max_runs))

@@ -1,0 +1,82 @@
+"""The agent's own ROCm command line, really run: every problem's HIP self-test kernel in both conventions (an
+own host launcher, and kernel-only with the generated launcher) built by hipcc for gfx90a, and the library
+checked to export the symbol the worker loads. Debian's hipcc (ROCm 5.2) targets gfx90a, not the MI300X's gfx942,
+which stays the target on a real ROCm machine (compiler.detect reads it from rocminfo). Skipped without hipcc;
+scripts/install-missing installs it for the tests."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+from remote_agent import catalog, compiler, launcher  # noqa: E402
+from remote_agent.agent import build_plan  # noqa: E402
+
+KERNELS = os.path.join(ROOT, "selftest", "kernels")
+ARCH = "gfx90a"
+
+
+def variants(slug):
+    """(convention, source) for both conventions: the .hip file, its kernel-only twin (``<slug>-kernel.hip`` or
+    the kernel-only .cu with HIP's header), and a host-convention form of a kernel-only source."""
+    found = {}
+    for path in (os.path.join(KERNELS, slug + ".hip"), os.path.join(KERNELS, slug + "-kernel.hip")):
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                code = f.read()
+            found.setdefault(launcher.convention(code), code)
+    cuda = os.path.join(KERNELS, slug + ".cu")
+    if "kernel" not in found and os.path.isfile(cuda):
+        with open(cuda, encoding="utf-8") as f:
+            code = f.read()
+        if launcher.convention(code) == "kernel":
+            found["kernel"] = "#include <hip/hip_runtime.h>\n" + code
+    if "host" not in found and "kernel" in found:
+        # The user's own launcher: the kernel under another name, launched by an extern "C" solution().
+        problem = catalog.load(slug)
+        kernel = re.sub(r"__global__(\s+__launch_bounds__\s*\([^)]*\))?\s+void\s+solution\s*\(",
+                        lambda m: "__global__" + (m.group(1) or "") + " void kr_user_kernel(", found["kernel"])
+        wrapper = launcher.generate(problem, "x").split("\n", 2)[2]  # without the comment and the #include
+        wrapper = wrapper.replace(launcher.LAUNCHER_SYMBOL + "(", "solution(").replace("solution<<<",
+                                                                                       "kr_user_kernel<<<")
+        found["host"] = kernel + "\n" + wrapper
+    return found
+
+
+@unittest.skipUnless(shutil.which("hipcc"), "hipcc is not installed (scripts/install-missing test installs it)")
+class RocmBuildTest(unittest.TestCase):
+    def test_every_problem_builds_for_gfx90a_in_both_conventions(self):
+        toolchain = compiler.Toolchain("hipcc", shutil.which("hipcc"), "debian-hipcc", ARCH)
+        env = dict(os.environ, HIP_PLATFORM="amd")
+        built = []
+        for slug in catalog.slugs():
+            forms = variants(slug)
+            self.assertEqual({"host", "kernel"}, set(forms), slug)
+            for convention, code in sorted(forms.items()):
+                with self.subTest(problem=slug, convention=convention):
+                    sources, entry, symbol, _ = build_plan(code, "hip", catalog.load(slug), toolchain)
+                    work = tempfile.mkdtemp(prefix="kr-rocm-")
+                    try:
+                        for name, text in sources.items():
+                            with open(os.path.join(work, name), "w", encoding="utf-8") as f:
+                                f.write(text)
+                        argv = toolchain.command("hip", entry, "lib.so")
+                        self.assertIn("--offload-arch=" + ARCH, argv)
+                        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+                        self.assertEqual(0, done.returncode, done.stdout + done.stderr)
+                        symbols = subprocess.run(["nm", "-D", "--defined-only", os.path.join(work, "lib.so")],
+                                                 capture_output=True, text=True).stdout
+                        self.assertRegex(symbols, r"\sT " + re.escape(symbol) + r"\n", symbols)
+                        built.append((slug, convention))
+                    finally:
+                        shutil.rmtree(work, ignore_errors=True)
+        self.assertEqual(2 * len(catalog.slugs()), len(built))
+
+
+if __name__ == "__main__":
+    unittest.main()
