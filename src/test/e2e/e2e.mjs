@@ -110,6 +110,9 @@ await scenario("sign-in-and-benchmark", async (page) => {
   assert.equal(await rows.count(), 5, "one row per test");
   assert.match(await page.locator("#results-table tfoot").textContent(), /Average/);
   assert.match(await rows.nth(4).textContent(), /8192 x 8192/);
+  assert.match(await rows.nth(4).locator("td").nth(1).getAttribute("title"), /CUDA events after an L2 read-flush/,
+    "how the time was measured, on the runtime cell");
+  assert.equal(await page.locator("#results-notes p").count(), 0, "plain event timings need no note");
   assert.equal(await page.locator("#timeline .ticks li.passed").count(), 5, "a tick per passed test");
   assert.ok(await page.locator("#chart-figure").isVisible(), "the runtime chart");
   assert.match(await page.locator("#run-facts").textContent(), /NVIDIA H100 80GB HBM3/);
@@ -117,6 +120,17 @@ await scenario("sign-in-and-benchmark", async (page) => {
   await page.locator("#announcer").filter({ hasText: /Benchmarked/ }).waitFor({ timeout: WAIT });  // announced
   await page.screenshot({ path: shots + "/benchmarked.png", fullPage: true });
 }, [/status of 401/]);  // the wrong token, on purpose
+
+await scenario("a-time-that-escaped-the-events-is-marked", async (page) => {
+  await signIn(page, userToken);
+  await page.getByLabel("Problem").selectOption("leaky-relu");
+  await submitCode(page, "// agent: replay:escape-own-stream-20x\n");
+  await summaryContains(page, "Benchmarked");
+  const runtime = page.locator("#results-table tbody tr").nth(0).locator("td").nth(1);
+  assert.match(await runtime.textContent(), /†/);
+  assert.match(await runtime.getAttribute("title"), /device span/);
+  assert.match(await page.locator("#results-notes").textContent(), /a stream the timer's events do not wait for/);
+});
 
 await scenario("dstack-provisioning-shows-status-time-and-cost", async (page) => {
   await signIn(page, userToken);

@@ -321,6 +321,9 @@ function resetRunView(id) {
   $("results").hidden = true;
   $("results-table").tBodies[0].replaceChildren();
   $("results-table").tFoot.replaceChildren();
+  const notes = $("results-notes");
+  notes.replaceChildren();
+  Object.keys(notes.dataset).forEach((k) => delete notes.dataset[k]);
   $("chart").replaceChildren();
   $("chart-figure").hidden = true;
   $("run-facts").replaceChildren();
@@ -454,10 +457,38 @@ function summary(text) {
   announce(text);
 }
 
+// How each test's time was measured (runtime_stats arrives with BENCHMARK_RESULT only): marks and notes for the
+// figures that were not plain GPU events, so an author sees which numbers to read with care.
+const TIMING_NOTES = {
+  "device-span": ["†", "† timed by the device span of all its GPU work: it ran on a stream the timer's events do not wait for."],
+  clock: ["‡", "‡ many samples were taken while the GPU's clock was throttled, and were left out."],
+};
+
 function resultRow(run, result) {
   const key = String(result.test_id !== undefined ? result.test_id : result.name);
+  run.stats = run.stats || new Map();
+  const stats = result.runtime_stats || run.stats.get(key);
+  if (stats) {
+    run.stats.set(key, stats);
+  }
+  const marks = [];
+  if (stats && stats.timing === "device-span") {
+    marks.push("device-span");
+  }
+  if (stats && stats.clock_flag) {
+    marks.push("clock");
+  }
+  const runtime = el("td", stats && stats.method ? {title: stats.method} : {},
+    fmt(result.runtime_ms) + marks.map((m) => " " + TIMING_NOTES[m][0]).join(""));
+  marks.forEach((m) => {
+    const notes = $("results-notes");
+    if (!notes.dataset[m.replace("-", "")]) {
+      notes.dataset[m.replace("-", "")] = "1";
+      notes.append(el("p", {class: "help"}, TIMING_NOTES[m][1]));
+    }
+  });
   const row = el("tr", {"data-test": key},
-    el("td", {}, result.name || "test " + key), el("td", {}, fmt(result.runtime_ms)), el("td", {}, fmt(result.gflops)),
+    el("td", {}, result.name || "test " + key), runtime, el("td", {}, fmt(result.gflops)),
     el("td", {}, fmt(result.bandwidth_gbs)), el("td", {}, fmt(result.reference_runtime_ms)),
     el("td", {}, result.speedup ? fmt(result.speedup, 3) + "×" : "–"));
   const existing = run.rows.get(key);
