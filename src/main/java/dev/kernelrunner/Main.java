@@ -70,9 +70,13 @@ public final class Main {
       app = App.deploy(vertx, config, databaseUrl, meters).toCompletionStage().toCompletableFuture().get(120, TimeUnit.SECONDS);
     } catch (Exception e) {
       BindException busy = cause(e, BindException.class);
+      IllegalStateException refused = cause(e, IllegalStateException.class);
       if (busy != null) {
         System.err.println("kernel-runner: cannot listen on " + config.http().host() + ":" + config.http().port()
             + " (" + busy.getMessage() + "): another program uses that port; set HTTP_PORT or HTTP_HOST");
+      } else if (refused != null) {
+        // A start-up check that says what to change (the agent user's access, say): its message is the whole story.
+        System.err.println("kernel-runner: " + refused.getMessage());
       } else {
         log.error("kernel-runner failed to start", e);
       }

@@ -42,6 +42,7 @@ public final class LoadBenchmark {
     Path work = Files.createDirectories(Path.of("target/load")).toAbsolutePath();
     work = Files.createTempDirectory(work, "run");
     work.toFile().setExecutable(true, false);
+    work.toFile().setReadable(true, false); // the agents' folder: as root they run as an unprivileged user
     EmbeddedPostgres postgres = EmbeddedPostgres.start(work.resolve("pg"));
     String databaseUrl = postgres.createDatabase("kr_load");
     int port = dev.kernelrunner.support.Ports.free();
