@@ -66,7 +66,9 @@ class Nvml:
 
 def _persisting_l2_reset():
     """cuCtxResetPersistingL2Cache of the driver (NVIDIA): a kernel that set an access-policy window keeps no
-    persisting lines from one timed run into the next. None where there is no such call (ROCm has none)."""
+    persisting lines from one timed run into the next. None where there is no such call: HIP has no persisting
+    L2 at all (hip_runtime_api.h, ROCm 5.2, line 432: hipDeviceAttributePersistingL2CacheMaxSize is "Cuda11
+    only")."""
     try:
         fn = ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache
     except (OSError, AttributeError):
