@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_ROOT = os.path.dirname(HERE)
 sys.path.insert(0, AGENT_ROOT)
 from remote_agent import catalog, events as protocol  # noqa: E402
+import calls  # noqa: E402  (selftest/calls.py)
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/selftest"
 # "all", or one part (kernels: benchmarks, ncu oracle, do_bench; faults: HIP checks, faults, streams; spread),
@@ -191,27 +192,11 @@ def compare_do_bench(medians):
         _, _, symbol, key = build_plan(code, "cuda", problem, toolchain)
         library = os.path.join(CACHE, key, "lib.so")
         case = problem.cases[-1]
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(problem.seed(case["test_id"]))
-        inputs = problem.module.make_inputs(case["sizes"], torch.float32, gen, torch)
-        ref = problem.module.reference(inputs, torch)
-        outputs = {n: torch.empty_like(ref[n]) for n in problem.outputs()}
-        args = []
-        for p in problem.parameters:
-            if p["pointer"]:
-                args.append((outputs.get(p["name"]) if p["name"] in outputs else inputs[p["name"]]).data_ptr())
-            else:
-                args.append(case["sizes"].get(p["name"], inputs.get(p["name"])))
-        fn = None
-        if os.path.isfile(library):
-            fn = getattr(ctypes.CDLL(library), symbol)
-            fn.restype = None
-            fn.argtypes = [ctypes.c_void_p if p["pointer"] else
-                           {"float": ctypes.c_float, "size_t": ctypes.c_size_t, "int": ctypes.c_int}[p["type"]]
-                           for p in problem.parameters]
-        if fn is None:
+        if not os.path.isfile(library):
             out.append({"problem": slug, "error": "library not found in the cache"})
             continue
+        fn = calls.entry(library, symbol, problem)
+        args, keep = calls.case_args(problem, case, torch)
         triton_ms = triton.testing.do_bench(lambda: fn(*args), return_mode="median")
         agent_ms = medians[slug][case["name"]]
         # For reference only: do_bench flushes L2 by writing, so it carries the write-back the agent no longer
@@ -240,36 +225,6 @@ def stream_escape(faults):
     return rows
 
 
-NCU_LAUNCHER = r'''
-import ctypes, json, sys, torch
-sys.path.insert(0, sys.argv[1])
-from remote_agent import catalog
-problem = catalog.load(sys.argv[2])
-fn = getattr(ctypes.CDLL(sys.argv[3]), sys.argv[4])
-fn.restype = None
-types = {"float": ctypes.c_float, "size_t": ctypes.c_size_t, "int": ctypes.c_int}
-fn.argtypes = [ctypes.c_void_p if p["pointer"] else types[p["type"]] for p in problem.parameters]
-for case in problem.cases:
-    gen = torch.Generator(device="cuda")
-    gen.manual_seed(problem.seed(case["test_id"]))
-    inputs = problem.module.make_inputs(case["sizes"], torch.float32, gen, torch)
-    ref = problem.module.reference(inputs, torch)
-    outputs = {n: torch.empty_like(ref[n]) for n in problem.outputs()}
-    args = []
-    for p in problem.parameters:
-        if p["pointer"]:
-            args.append((outputs[p["name"]] if p["name"] in outputs else inputs[p["name"]]).data_ptr())
-        else:
-            args.append(case["sizes"].get(p["name"], inputs.get(p["name"])))
-    torch.cuda.synchronize()
-    torch.cuda._sleep(1)  # marks the start of this case's calls in the profile
-    for _ in range(5):
-        fn(*args)
-    torch.cuda._sleep(1)
-    torch.cuda.synchronize()
-'''
-
-
 def ncu_oracle(medians):
     """Nsight Compute's device time (gpu__time_duration, caches flushed before each kernel, clocks as they are)
     of every case of every self-test CUDA kernel, summed over the kernels of one call, median of 5 calls; against
@@ -277,9 +232,7 @@ def ncu_oracle(medians):
     from remote_agent import compiler
     from remote_agent.agent import build_plan
     toolchain = compiler.detect("cuda")
-    launcher = os.path.join(OUT, "ncu_launcher.py")
-    with open(launcher, "w") as f:
-        f.write(NCU_LAUNCHER)
+    launcher = os.path.join(HERE, "ncu_launcher.py")
     rows = []
     for slug in catalog.slugs():
         if slug not in medians:
