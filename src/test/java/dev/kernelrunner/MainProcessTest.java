@@ -156,10 +156,21 @@ class MainProcessTest {
   void theAgentSeesNoSecretOfTheService() throws Exception {
     Path dataDir = Files.createTempDirectory("kr-snoop");
     int port = Ports.free();
+    boolean root = "root".equals(System.getProperty("user.name"));
     Process service = startMain(dataDir, port, java.util.Map.of("ADMIN_TOKEN", "secret-admin-token",
-        "METRICS_TOKEN", "secret-metrics-token", "KR_CANARY", "secret-canary"));
+        "METRICS_TOKEN", "secret-metrics-token", "KR_CANARY", "secret-canary", "HTTP_HOST", "0.0.0.0"));
     try {
-      awaitListening(service);
+      List<String> startup = awaitListening(service);
+      String log = String.join("\n", startup);
+      assertTrue(log.contains("port " + port + " of every interface"), log);
+      assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+          Files.getPosixFilePermissions(dataDir.resolve("postgres.password"))), "the password file is the service's");
+      if (root) {
+        assertTrue(log.contains("running as root and listening on every interface"), log);
+        assertTrue(log.contains("agents run as the unprivileged user 'kernel-runner-agent'"), log);
+      } else {
+        assertTrue(log.contains("agents run as this service's own user"), log);
+      }
       HttpClient http = HttpClient.newHttpClient();
       HttpResponse<String> created = http.send(HttpRequest.newBuilder(
               URI.create("http://127.0.0.1:" + port + "/api/submissions"))
@@ -192,7 +203,7 @@ class MainProcessTest {
       for (String secret : java.util.List.of("secret-admin-token", "secret-metrics-token", "secret-canary")) {
         assertFalse(everything.contains(secret), "the agent saw " + secret + ": " + everything);
       }
-      if ("root".equals(System.getProperty("user.name"))) {
+      if (root) {
         assertTrue(seen.getInteger("uid") != 0, "the agent runs as another user: " + everything);
         JsonObject reads = seen.getJsonObject("reads");
         assertEquals("PermissionError", reads.getString(seen.getString("data_dir") + "/postgres.password"), everything);
@@ -220,7 +231,8 @@ class MainProcessTest {
     return builder.start();
   }
 
-  private static void awaitListening(Process process) throws Exception {
+  /** Waits for the listening line; returns what the service printed until then. */
+  private static List<String> awaitListening(Process process) throws Exception {
     BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
     List<String> lines = new ArrayList<>();
     String line;
@@ -230,7 +242,7 @@ class MainProcessTest {
         Thread drain = new Thread(() -> out.lines().forEach(l -> { }));
         drain.setDaemon(true);
         drain.start();
-        return;
+        return lines;
       }
     }
     throw new AssertionError("the service did not start:\n" + String.join("\n", lines));
