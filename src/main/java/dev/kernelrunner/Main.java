@@ -115,23 +115,26 @@ public final class Main {
 
   /** Where a client reaches the service: a wildcard bind is every interface, not an address to open. */
   static String listeningOn(String host, int port) {
-    boolean wildcard = host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
-    return wildcard ? "port " + port + " of every interface (from this machine: http://localhost:" + port + "/)"
+    return everyInterface(host) ? "port " + port + " of every interface (from this machine: http://localhost:" + port + "/)"
         : "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port + "/";
   }
 
   /** Running as root is allowed (agents then run as AGENT_USER); exposing it on every interface deserves a word. */
   private static void warnAboutPrivileges(AppConfig config) {
-    if (!dev.kernelrunner.supervisor.AgentSandbox.isRoot()) {
+    if (!HostCommands.isRoot()) {
       log.warn("agents run as this service's own user: submitted code can read what the service can (DATA_DIR "
           + "included); run the service as root to have agents run as the unprivileged AGENT_USER");
       return;
     }
     String host = config.http().host();
-    if (host.equals("0.0.0.0") || host.equals("::")) {
+    if (everyInterface(host)) {
       log.warn("running as root and listening on every interface ({}): put it behind a proxy or set HTTP_HOST",
           host);
     }
+  }
+
+  private static boolean everyInterface(String host) {
+    return host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]");
   }
 
   private static <T extends Throwable> T cause(Throwable error, Class<T> type) {

@@ -25,7 +25,6 @@ import io.vertx.ext.web.handler.StaticHandler;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.time.OffsetDateTime;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -108,6 +107,7 @@ public class HttpVerticle extends VerticleBase {
       ctx.next();
     });
     router.route("/api/*").handler(this::authenticate);
+    router.route("/api/admin/*").handler(HttpVerticle::adminOnly);
     // Room for JSON escaping of the largest allowed code; past this the body is refused unread.
     long bodyLimit = (long) config.http().maxCodeBytes() * 6 + 64 * 1024;
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(bodyLimit));
@@ -116,8 +116,8 @@ public class HttpVerticle extends VerticleBase {
     router.post("/api/submissions/cancel").handler(this::cancelByBody);
     get(router, "/api/submissions/:id").handler(this::getSubmission);
     router.get("/api/submissions/:id/events").handler(this::streamEvents);
-    router.post("/api/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id"), false));
-    router.post("/api/admin/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id"), true));
+    router.post("/api/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id")));
+    router.post("/api/admin/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id")));
     router.post("/api/admin/tokens").handler(this::createToken);
     get(router, "/api/admin/tokens").handler(this::listTokens);
     router.delete("/api/admin/tokens/:id").handler(this::revokeToken);
@@ -294,6 +294,15 @@ public class HttpVerticle extends VerticleBase {
     }
   }
 
+  /** Everything under /api/admin/ is for admins only; checked once, before any body is read. */
+  private static void adminOnly(RoutingContext ctx) {
+    if (!principal(ctx).admin()) {
+      ApiError.send(ctx, 403, "forbidden", "admin only");
+      return;
+    }
+    ctx.next();
+  }
+
   private static Principal principal(RoutingContext ctx) {
     return ctx.get(PRINCIPAL);
   }
@@ -382,16 +391,12 @@ public class HttpVerticle extends VerticleBase {
     int pageSize = limit;
     JsonObject query = new JsonObject().put("user_id", principal.admin() ? null : principal.userId())
         .put("limit", limit);
-    cursor.ifPresent(c -> query.put("before_created_at", c.createdAt().toString()).put("before_id", c.key()));
+    cursor.ifPresent(c -> c.into(query));
     Bus.request(bus, Addresses.STORE_SUBMISSION_LIST, query).onSuccess(reply -> {
       JsonArray page = new JsonArray();
       reply.getJsonArray("submissions").forEach(s -> page.add(present((JsonObject) s, principal)));
-      String next = null;
-      if (page.size() == pageSize) {
-        JsonObject last = page.getJsonObject(page.size() - 1);
-        next = new PageCursor(OffsetDateTime.parse(last.getString("created_at")), last.getString("id")).encode();
-      }
-      json(ctx, 200, new JsonObject().put("submissions", page).put("next_before", next));
+      json(ctx, 200, new JsonObject().put("submissions", page)
+          .put("next_before", PageCursor.next(page, pageSize, "id")));
     }).onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
@@ -491,15 +496,11 @@ public class HttpVerticle extends VerticleBase {
       ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("submission_id", "is required")));
       return;
     }
-    cancel(ctx, s, false);
+    cancel(ctx, s);
   }
 
-  private void cancel(RoutingContext ctx, String id, boolean adminRoute) {
+  private void cancel(RoutingContext ctx, String id) {
     Principal principal = principal(ctx);
-    if (adminRoute && !principal.admin()) {
-      ApiError.send(ctx, 403, "forbidden", "admin only");
-      return;
-    }
     owned(ctx, id, false, false).onSuccess(submission -> {
       if (submission == null) {
         return;
@@ -533,10 +534,6 @@ public class HttpVerticle extends VerticleBase {
   // ---- tokens, GPU types
 
   private void createToken(RoutingContext ctx) {
-    if (!principal(ctx).admin()) {
-      ApiError.send(ctx, 403, "forbidden", "admin only");
-      return;
-    }
     JsonObject body = jsonBody(ctx);
     if (body == null) {
       return;
@@ -563,10 +560,6 @@ public class HttpVerticle extends VerticleBase {
   }
 
   private void listTokens(RoutingContext ctx) {
-    if (!principal(ctx).admin()) {
-      ApiError.send(ctx, 403, "forbidden", "admin only");
-      return;
-    }
     JsonArray errors = new JsonArray();
     Optional<PageCursor> cursor = cursor(ctx, errors);
     if (!errors.isEmpty()) {
@@ -575,25 +568,16 @@ public class HttpVerticle extends VerticleBase {
     }
     int pageSize = 100;
     JsonObject query = new JsonObject().put("limit", pageSize);
-    cursor.ifPresent(c -> query.put("before_created_at", c.createdAt().toString()).put("before_id", c.key()));
+    cursor.ifPresent(c -> c.into(query));
     Bus.request(bus, Addresses.STORE_TOKEN_LIST, query).onSuccess(reply -> {
       JsonArray page = reply.getJsonArray("tokens");
-      String next = null;
-      if (page.size() == pageSize) {
-        JsonObject last = page.getJsonObject(page.size() - 1);
-        next = new PageCursor(OffsetDateTime.parse(last.getString("created_at")), last.getString("cursor_key"))
-            .encode();
-      }
+      String next = PageCursor.next(page, pageSize, "cursor_key");
       page.forEach(token -> ((JsonObject) token).remove("cursor_key"));
       json(ctx, 200, new JsonObject().put("tokens", page).put("next_before", next));
     }).onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
   private void revokeToken(RoutingContext ctx) {
-    if (!principal(ctx).admin()) {
-      ApiError.send(ctx, 403, "forbidden", "admin only");
-      return;
-    }
     String id = ctx.pathParam("id");
     if (!TOKEN_ID.matcher(id).matches()) {
       ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("id",
@@ -608,10 +592,6 @@ public class HttpVerticle extends VerticleBase {
   }
 
   private void ensureFleet(RoutingContext ctx) {
-    if (!principal(ctx).admin()) {
-      ApiError.send(ctx, 403, "forbidden", "admin only");
-      return;
-    }
     Bus.request(bus, Addresses.FLEET_ENSURE, new JsonObject().put("fleet_name", ctx.pathParam("name"))
             .put("force", true), Duration.ofMinutes(10))
         .onSuccess(fleet -> json(ctx, 200, fleet)).onFailure(error -> ApiError.fromFailure(ctx, error));

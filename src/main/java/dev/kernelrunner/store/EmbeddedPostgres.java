@@ -1,9 +1,9 @@
 package dev.kernelrunner.store;
 
+import dev.kernelrunner.HostCommands;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -16,7 +16,6 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,7 +66,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
     List<String> runAs = List.of();
     String systemUser = null;
-    if (isRoot()) {
+    if (HostCommands.isRoot()) {
       systemUser = ensureSystemUser();
       runAs = List.of("runuser", "-u", systemUser, "--");
     }
@@ -218,18 +217,14 @@ public final class EmbeddedPostgres implements AutoCloseable {
     }
   }
 
-  private static boolean isRoot() {
-    return "root".equals(System.getProperty("user.name"));
-  }
-
   /** An unprivileged system user for the cluster: {@code postgres} where the package made one, else ours. */
   private static String ensureSystemUser() throws IOException, InterruptedException {
     for (String user : List.of("postgres", SYSTEM_USER)) {
-      if (exec(List.of("id", "-u", user), 10) == 0) {
+      if (HostCommands.userExists(user)) {
         return user;
       }
     }
-    int rc = exec(List.of("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER), 30);
+    int rc = HostCommands.addSystemUser(SYSTEM_USER, List.of("--no-create-home", "--shell", "/usr/sbin/nologin"));
     if (rc != 0) {
       throw new IllegalStateException("running as root, and could not create the system user '" + SYSTEM_USER
           + "' for PostgreSQL (useradd exit " + rc + "); run the service as another user or set DATABASE_URL");
@@ -238,7 +233,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
   }
 
   private static void chown(Path path, String user) throws IOException, InterruptedException {
-    if (user != null && exec(List.of("chown", user, path.toString()), 30) != 0) {
+    if (user != null && HostCommands.exec(List.of("chown", user, path.toString()), 30) != 0) {
       throw new IOException("cannot give " + path + " to " + user);
     }
   }
@@ -246,21 +241,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
   private int run(List<String> command, int timeoutSeconds) throws IOException, InterruptedException {
     List<String> argv = new ArrayList<>(runAs);
     argv.addAll(command);
-    return exec(argv, timeoutSeconds);
-  }
-
-  private static int exec(List<String> argv, int timeoutSeconds) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder(argv).redirectErrorStream(true).start();
-    process.getOutputStream().close();
-    byte[] output = process.getInputStream().readAllBytes();
-    if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      throw new IOException(String.join(" ", argv) + " did not finish in " + timeoutSeconds + " s");
-    }
-    if (process.exitValue() != 0 && output.length > 0) {
-      log.debug("{} -> {}: {}", argv, process.exitValue(), new String(output, StandardCharsets.UTF_8).trim());
-    }
-    return process.exitValue();
+    return HostCommands.exec(argv, timeoutSeconds);
   }
 
   private static String tail(Path file) {

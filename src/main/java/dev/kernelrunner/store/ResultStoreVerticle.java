@@ -104,10 +104,7 @@ public class ResultStoreVerticle extends VerticleBase {
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
               consume(Addresses.STORE_TOKEN_LIST, this::listTokens),
-              consume(Addresses.STORE_TOKEN_REVOKE, body -> pool.preparedQuery(TokenSql.REVOKE)
-                  .execute(Tuple.of(body.getString("id"))).compose(rows -> rows.size() == 0
-                      ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live token " + body.getString("id")))
-                      : Future.succeededFuture(new JsonObject().put("user_id", rows.iterator().next().getString("user_id"))))),
+              consume(Addresses.STORE_TOKEN_REVOKE, this::revokeToken),
               consume(Addresses.STORE_TOKEN_BOOTSTRAP_ADMIN, body -> bootstrapAdmin())));
         });
   }
@@ -210,18 +207,16 @@ public class ResultStoreVerticle extends VerticleBase {
     String at = body.getString("before_created_at");
     Tuple args = Tuple.of(at == null ? null : OffsetDateTime.parse(at), body.getString("before_id"),
         body.getInteger("limit", 50));
-    return pool.preparedQuery(TokenSql.LIST).execute(args).map(rows -> {
-      JsonArray tokens = new JsonArray();
-      for (Row row : rows) {
-        tokens.add(new JsonObject().put("id", row.getString("id")).put("user_id", row.getString("user_id"))
-            .put("role", row.getString("role")).put("created_by", row.getString("created_by"))
-            .put("created_at", row.getOffsetDateTime("created_at").toString())
-            .put("revoked_at", row.getOffsetDateTime("revoked_at") == null ? null
-                : row.getOffsetDateTime("revoked_at").toString())
-            .put("cursor_key", row.getString("token_hash")));
-      }
-      return new JsonObject().put("tokens", tokens);
-    });
+    return pool.preparedQuery(TokenSql.LIST).execute(args)
+        .map(rows -> new JsonObject().put("tokens", TokenSql.toJson(rows)));
+  }
+
+  /** Revokes a live token by its id; replies with its user, or fails 404. */
+  private Future<JsonObject> revokeToken(JsonObject body) {
+    String id = body.getString("id");
+    return pool.preparedQuery(TokenSql.REVOKE).execute(Tuple.of(id)).compose(rows -> rows.size() == 0
+        ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live token " + id))
+        : Future.succeededFuture(new JsonObject().put("user_id", rows.iterator().next().getString("user_id"))));
   }
 
   private Future<JsonObject> setRun(JsonObject body) {

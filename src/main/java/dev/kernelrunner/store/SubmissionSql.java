@@ -116,7 +116,8 @@ final class SubmissionSql {
     return array;
   }
 
-  private static String text(OffsetDateTime time) {
+  /** A timestamp as the API shows it (ISO-8601), null as null. */
+  static String text(OffsetDateTime time) {
     return time == null ? null : time.toString();
   }
 }

@@ -1,5 +1,9 @@
 package dev.kernelrunner.store;
 
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+
 /** Every statement on {@code api_tokens}. */
 final class TokenSql {
   private TokenSql() {}
@@ -29,4 +33,17 @@ final class TokenSql {
   static final String INSERT_FIRST_ADMIN = """
       INSERT INTO api_tokens (token_hash, user_id, role, created_by)
       SELECT $1, 'admin', 'admin', 'bootstrap' WHERE NOT EXISTS (SELECT 1 FROM api_tokens WHERE role = 'admin')""";
+
+  /** {@link #LIST}'s rows as the admin API shows them, with {@code cursor_key} (the hash) for the next page. */
+  static JsonArray toJson(Iterable<Row> rows) {
+    JsonArray tokens = new JsonArray();
+    for (Row row : rows) {
+      tokens.add(new JsonObject().put("id", row.getString("id")).put("user_id", row.getString("user_id"))
+          .put("role", row.getString("role")).put("created_by", row.getString("created_by"))
+          .put("created_at", SubmissionSql.text(row.getOffsetDateTime("created_at")))
+          .put("revoked_at", SubmissionSql.text(row.getOffsetDateTime("revoked_at")))
+          .put("cursor_key", row.getString("token_hash")));
+    }
+    return tokens;
+  }
 }

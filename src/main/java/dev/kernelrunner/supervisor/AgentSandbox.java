@@ -1,5 +1,6 @@
 package dev.kernelrunner.supervisor;
 
+import dev.kernelrunner.HostCommands;
 import dev.kernelrunner.config.AppConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -12,7 +13,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,7 +50,7 @@ public final class AgentSandbox {
   public static AgentSandbox prepare(AppConfig.Agent agent, Path runsDir, Map<String, String> serviceEnv)
       throws IOException, InterruptedException {
     Map<String, String> env = environment(agent.env(), serviceEnv);
-    if (!isRoot()) {
+    if (!HostCommands.isRoot()) {
       return new AgentSandbox(env, null, List.of());
     }
     String user = agent.user();
@@ -69,7 +69,7 @@ public final class AgentSandbox {
     List<String> probe = new ArrayList<>(prefix);
     probe.addAll(List.of("test", "-r", workdir.toString(), "-a", "-x", workdir.toString(), "-a", "-x",
         runsDir.toAbsolutePath().toString()));
-    if (exec(probe) != 0) {
+    if (HostCommands.exec(probe, 30) != 0) {
       throw new IllegalStateException("agents run as '" + user + "' (the service runs as root), and that user "
           + "cannot reach AGENT_WORKDIR " + workdir + " or DATA_DIR " + dataDir.toAbsolutePath() + ": keep both "
           + "where every user may pass (the folders above them need o+x; /root is private), or set AGENT_USER to "
@@ -143,22 +143,17 @@ public final class AgentSandbox {
     return environment;
   }
 
-  public static boolean isRoot() {
-    return "root".equals(System.getProperty("user.name"));
-  }
-
   private static void ensureUser(String user) throws IOException, InterruptedException {
-    if (exec(List.of("id", "-u", user)) == 0) {
+    if (HostCommands.userExists(user)) {
       return;
     }
-    List<String> useradd = new ArrayList<>(List.of("useradd", "--system", "--user-group", "--no-create-home",
-        "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin"));
+    List<String> options = new ArrayList<>(List.of("--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+        "--shell", "/usr/sbin/nologin"));
     List<String> groups = GPU_GROUPS.stream().filter(AgentSandbox::groupExists).toList();
     if (!groups.isEmpty()) {
-      useradd.addAll(List.of("--groups", String.join(",", groups)));
+      options.addAll(List.of("--groups", String.join(",", groups)));
     }
-    useradd.add(user);
-    int rc = exec(useradd);
+    int rc = HostCommands.addSystemUser(user, options);
     if (rc != 0) {
       throw new IllegalStateException("running as root, and could not create the agent user '" + user
           + "' (useradd exit " + rc + "); create it, or set AGENT_USER to an unprivileged user");
@@ -198,15 +193,5 @@ public final class AgentSandbox {
     if (permissions.add(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
       Files.setPosixFilePermissions(dir, permissions);
     }
-  }
-
-  private static int exec(List<String> argv) throws IOException, InterruptedException {
-    Process process = new ProcessBuilder(argv).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-    if (!process.waitFor(30, TimeUnit.SECONDS)) {
-      process.destroyForcibly();
-      return -1;
-    }
-    return process.exitValue();
   }
 }
