@@ -69,32 +69,15 @@ class MainProcessTest {
     int port = Ports.free();
     Path stdout = dataDir.resolve("stdout.log");
     Path stderr = dataDir.resolve("stderr.log");
-    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", System.getProperty("java.class.path"), Main.class.getName())
-        .redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
-    builder.environment().put("LOG_FORMAT", "json");
-    builder.environment().put("DATA_DIR", dataDir.toString());
-    builder.environment().put("HTTP_PORT", String.valueOf(port));
-    builder.environment().put("HTTP_HOST", "127.0.0.1");
-    builder.environment().put("ADMIN_TOKEN", "json-admin");
-    builder.environment().put("AGENT_COMMAND", "python3 " + dev.kernelrunner.support.TestService.FAKE_AGENT);
-    builder.environment().put("AGENT_WORKDIR", dev.kernelrunner.support.TestService.agentWorkdir(dataDir).toString());
-    Process process = builder.start();
+    Process process = service(dataDir, port, java.util.Map.of("LOG_FORMAT", "json", "ADMIN_TOKEN", "json-admin"))
+        .redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).start();
     String id;
     try {
       long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
       while (!Files.readString(stdout).contains("listening") && System.nanoTime() < deadline) {
         Thread.sleep(100);
       }
-      HttpClient http = HttpClient.newHttpClient();
-      HttpResponse<String> created = http.send(HttpRequest.newBuilder(
-              URI.create("http://127.0.0.1:" + port + "/api/submissions"))
-          .header("Authorization", "Bearer json-admin")
-          .POST(HttpRequest.BodyPublishers.ofString("{\"problem\": \"leaky-relu\", \"language\": \"cuda\", "
-              + "\"gpu_type\": \"local\", \"dtype\": \"float32\", \"code\": \"// agent: ok\"}")).build(),
-          HttpResponse.BodyHandlers.ofString());
-      assertEquals(201, created.statusCode(), created.body());
-      id = new JsonObject(created.body()).getString("id");
+      id = submit(port, "json-admin", "// agent: ok");
       while (!Files.readString(stderr).contains("is BENCHMARKED") && System.nanoTime() < deadline) {
         Thread.sleep(100);
       }
@@ -172,14 +155,7 @@ class MainProcessTest {
         assertTrue(log.contains("agents run as this service's own user"), log);
       }
       HttpClient http = HttpClient.newHttpClient();
-      HttpResponse<String> created = http.send(HttpRequest.newBuilder(
-              URI.create("http://127.0.0.1:" + port + "/api/submissions"))
-          .header("Authorization", "Bearer secret-admin-token")
-          .POST(HttpRequest.BodyPublishers.ofString("{\"problem\": \"leaky-relu\", \"language\": \"cuda\", "
-              + "\"gpu_type\": \"local\", \"dtype\": \"float32\", \"code\": \"// agent: snoop\"}")).build(),
-          HttpResponse.BodyHandlers.ofString());
-      assertEquals(201, created.statusCode(), created.body());
-      String id = new JsonObject(created.body()).getString("id");
+      String id = submit(port, "secret-admin-token", "// agent: snoop");
       JsonObject submission = null;
       long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
       while (System.nanoTime() < deadline) {
@@ -218,9 +194,32 @@ class MainProcessTest {
   }
 
   private static Process startMain(Path dataDir, int port, java.util.Map<String, String> env) throws Exception {
-    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", System.getProperty("java.class.path"), Main.class.getName())
-        .redirectErrorStream(true);
+    return service(dataDir, port, env).redirectErrorStream(true).start();
+  }
+
+  /** A leaky-relu submission of {@code code} to the service on {@code port}; its id (201 asserted). */
+  private static String submit(int port, String token, String code) throws Exception {
+    HttpResponse<String> created = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/api/submissions"))
+        .header("Authorization", "Bearer " + token)
+        .POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("problem", "leaky-relu").put("language", "cuda")
+            .put("gpu_type", "local").put("dtype", "float32").put("code", code).encode())).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertEquals(201, created.statusCode(), created.body());
+    return new JsonObject(created.body()).getString("id");
+  }
+
+  /** {@link Main} in a JVM of its own with {@code args}. */
+  private static ProcessBuilder mainProcess(String... args) {
+    List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+    argv.addAll(List.of(args));
+    return new ProcessBuilder(argv);
+  }
+
+  /** The service on its embedded database under {@code dataDir}, on 127.0.0.1:{@code port}, with the fake agent. */
+  private static ProcessBuilder service(Path dataDir, int port, java.util.Map<String, String> env) throws Exception {
+    ProcessBuilder builder = mainProcess();
     builder.environment().remove("DATABASE_URL");
     builder.environment().put("DATA_DIR", dataDir.toString());
     builder.environment().put("HTTP_PORT", String.valueOf(port));
@@ -228,7 +227,7 @@ class MainProcessTest {
     builder.environment().put("AGENT_COMMAND", "python3 " + dev.kernelrunner.support.TestService.FAKE_AGENT);
     builder.environment().put("AGENT_WORKDIR", dev.kernelrunner.support.TestService.agentWorkdir(dataDir).toString());
     builder.environment().putAll(env);
-    return builder.start();
+    return builder;
   }
 
   /** Waits for the listening line; returns what the service printed until then. */
@@ -258,9 +257,7 @@ class MainProcessTest {
   private record Run(int exitCode, String output) {}
 
   private static Run createFleet(FakeDstack fake, Path dataDir, String dryRun) throws Exception {
-    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", System.getProperty("java.class.path"), Main.class.getName(), "create-fleet")
-        .redirectErrorStream(true);
+    ProcessBuilder builder = mainProcess("create-fleet").redirectErrorStream(true);
     builder.environment().put("DATA_DIR", dataDir.toString());
     builder.environment().put("DSTACK_SERVER_URL", fake.url());
     builder.environment().put("DSTACK_TOKEN", FakeDstack.TOKEN);
@@ -275,9 +272,7 @@ class MainProcessTest {
 
   /** Starts Main, checks readiness (and the printed token, if any, as admin), stops it; returns the token. */
   private static String runOnce(Path dataDir, int port, boolean checkToken) throws Exception {
-    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", System.getProperty("java.class.path"), Main.class.getName())
-        .redirectErrorStream(true);
+    ProcessBuilder builder = mainProcess().redirectErrorStream(true);
     builder.environment().remove("DATABASE_URL");
     builder.environment().remove("ADMIN_TOKEN");
     builder.environment().put("DATA_DIR", dataDir.toString());

@@ -90,13 +90,10 @@ class ConfigLoaderTest {
         Map.entry("DSTACK_POLL_INTERVAL_MS", "5"),
         Map.entry("SSE_MAX_PENDING_BYTES", "10"),
         Map.entry("EVENT_LOOPS", "many"))));
-    String message = error.getMessage();
-    for (String name : List.of("HTTP_PORT", "LOCAL_MAX_CONCURRENT", "DATABASE_URL", "AMD_GPU_MEMORY",
+    assertNamesEach(error, "HTTP_PORT", "LOCAL_MAX_CONCURRENT", "DATABASE_URL", "AMD_GPU_MEMORY",
         "AMD_SPOT_POLICY", "AMD_FLEET_IDLE_DURATION", "AMD_FLEET_DRY_RUN", "AGENT_COMMAND", "LOCAL_GPU_TYPES",
-        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS", "SSE_MAX_PENDING_BYTES", "EVENT_LOOPS")) {
-      assertTrue(message.contains(name), name + " missing from: " + message);
-    }
-    assertEquals(13, error.problems().size(), message);
+        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS", "SSE_MAX_PENDING_BYTES", "EVENT_LOOPS");
+    assertEquals(13, error.problems().size(), error.getMessage());
   }
 
   @Test
@@ -109,11 +106,8 @@ class ConfigLoaderTest {
         Map.entry("SSE_HEARTBEAT_SECONDS", "15"),
         Map.entry("HTTP_MAX_CONNECTIONS_PER_ADDRESS", "0"),
         Map.entry("EVENT_WRITE_RETRY_SECONDS", "0"))));
-    String message = error.getMessage();
-    for (String name : List.of("LOG_LEVEL", "AGENT_USER", "AGENT_ENV", "HTTP_IDLE_TIMEOUT_SECONDS",
-        "HTTP_MAX_CONNECTIONS_PER_ADDRESS", "EVENT_WRITE_RETRY_SECONDS")) {
-      assertTrue(message.contains(name), name + " missing from: " + message);
-    }
+    assertNamesEach(error, "LOG_LEVEL", "AGENT_USER", "AGENT_ENV", "HTTP_IDLE_TIMEOUT_SECONDS",
+        "HTTP_MAX_CONNECTIONS_PER_ADDRESS", "EVENT_WRITE_RETRY_SECONDS");
     AppConfig config = ConfigLoader.load(Map.of("LOG_LEVEL", "debug", "AGENT_ENV", "CUDA_HOME,FOO=bar baz"));
     assertEquals(List.of("CUDA_HOME", "FOO=bar baz"), config.agent().env());
     assertEquals(100, config.sse().maxStreamsPerUser());
@@ -151,5 +145,11 @@ class ConfigLoaderTest {
     ConfigException missing = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
         "HOME", home.toString(), "DSTACK_PROJECT", "zzz")));
     assertTrue(missing.getMessage().contains("no project named zzz"), missing.getMessage());
+  }
+
+  private static void assertNamesEach(ConfigException error, String... names) {
+    for (String name : names) {
+      assertTrue(error.getMessage().contains(name), name + " missing from: " + error.getMessage());
+    }
   }
 }
