@@ -59,11 +59,7 @@ def collect(sample_ms, rule):
         while len(samples) < rule.long_runs:
             samples.append(sample_ms())
         return samples
-    while len(samples) < rule.max_runs:
-        if len(samples) >= rule.min_runs and cv(samples) <= rule.target_cv:
-            break
-        samples.append(sample_ms())
-    return samples
+    return collect_more(samples, sample_ms, rule)
 
 
 # Kernels shorter than this get SMALL_KERNEL_SAMPLES samples: their median's run-to-run spread is within 2% only

@@ -8,7 +8,6 @@ import ctypes
 import json
 import os
 import sys
-import time
 import traceback
 
 from remote_agent import catalog, events, stats
@@ -202,7 +201,7 @@ class Runner:
         """One timed run, as triton's do_bench does it: poisoning the outputs and flushing L2 are queued ahead
         of the start event, so the GPU is still busy with them while the host reaches the call, and no idle
         launch gap is timed. GPU events on the legacy default stream (which waits for blocking streams), then
-        a device-wide sync. Returns (event ms, host ms from the start event to the end of the sync)."""
+        a device-wide sync. Returns the events' milliseconds."""
         torch = self.torch
         self.poison(outputs)
         self.flush()
@@ -210,12 +209,11 @@ class Runner:
             self.spin(self.lead_cycles)
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
-        host_start = time.perf_counter()
         start.record()
         run()
         end.record()
         torch.cuda.synchronize()
-        return start.elapsed_time(end), (time.perf_counter() - host_start) * 1000.0
+        return start.elapsed_time(end)
 
     def device_span(self, run, outputs, calls=2):
         """The median, over ``calls`` runs, of how long the device was busy with what one call enqueued, on any
@@ -247,7 +245,7 @@ class Runner:
         event pair, not of a test. Measured per test it was once inflated tens of microseconds by what ran just
         before it (a 256 MB poison), and taken off every sample."""
         if self._window is None:
-            self._window = stats.median([self.time_once(lambda: None, {})[0] for _ in range(51)])
+            self._window = stats.median([self.time_once(lambda: None, {}) for _ in range(51)])
         return self._window
 
     def measure(self, run, outputs, check_after=None, guard=True):
@@ -263,7 +261,7 @@ class Runner:
         clocks, temperatures = [], []
 
         def sample():
-            event_ms, _ = self.time_once(run, outputs)
+            event_ms = self.time_once(run, outputs)
             clocks.append(self.nvml.sm_clock())
             temperatures.append(self.nvml.temperature())
             if check_after is not None:
