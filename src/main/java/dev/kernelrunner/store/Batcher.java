@@ -33,12 +33,6 @@ abstract class Batcher<T, R> {
     this.maxWeight = maxWeight;
   }
 
-  /**
-   * Whether a failed batch should be tried again one write at a time: when the error may be one write's own
-   * (bad data), so that one user's bad row never fails the others beside it. Not when the database is away.
-   */
-  protected abstract boolean isolate(Throwable error);
-
   /** What a batch may hold only once. */
   protected abstract Object key(T item);
 
@@ -89,8 +83,9 @@ abstract class Batcher<T, R> {
       }
       written.onComplete(ar -> {
         inFlight--;
-        if (ar.failed() && batch.size() > 1 && isolate(ar.cause())) {
-          // Each write again on its own, in order, ahead of what came since: the bad one fails alone.
+        if (ar.failed() && batch.size() > 1 && PgText.dataError(ar.cause())) {
+          // An error in the data may be one write's own: each write again on its own, in order, ahead of what
+          // came since, so that one user's bad row fails alone. (Not when the database is away: that fails all.)
           for (int i = batch.size() - 1; i >= 0; i--) {
             Pending<T, R> pending = batch.get(i);
             if (!pending.promise().future().isComplete()) {

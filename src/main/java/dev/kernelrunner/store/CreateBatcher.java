@@ -42,11 +42,6 @@ final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> 
   }
 
   @Override
-  protected boolean isolate(Throwable error) {
-    return PgText.dataError(error);
-  }
-
-  @Override
   protected Future<?> write(List<Pending<Create, OffsetDateTime>> batch) {
     int n = batch.size();
     UUID[] ids = new UUID[n];

@@ -44,11 +44,6 @@ final class EventBatcher extends Batcher<EventBatcher.Unit, List<EventFrame>> {
   }
 
   @Override
-  protected boolean isolate(Throwable error) {
-    return PgText.dataError(error);
-  }
-
-  @Override
   protected int weight(Unit unit) {
     return unit.events().size();
   }

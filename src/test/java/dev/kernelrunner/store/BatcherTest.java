@@ -24,11 +24,6 @@ class BatcherTest {
     }
 
     @Override
-    protected boolean isolate(Throwable error) {
-      return PgText.dataError(error);
-    }
-
-    @Override
     protected Object key(String item) {
       return item;
     }
