@@ -11,7 +11,7 @@ import threading
 import time
 import traceback
 
-from remote_agent import catalog, compiler, device, events, launcher
+from remote_agent import catalog, compiler, device, events, launcher, profiler
 from remote_agent.payload import PayloadError, parse
 
 FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "BENCHMARKING", "BENCHMARK_RESULT",
@@ -73,7 +73,8 @@ class Agent:
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
                 return
-            self.execute(payload, problem, library, symbol, work)
+            if self.execute(payload, problem, library, symbol, work) and payload.mode == "profile":
+                self.profile(payload, problem, toolchain, work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -113,19 +114,27 @@ class Agent:
 
     # ---- running the worker
 
-    def execute(self, payload, problem, library, symbol, work):
-        job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
-               "mode": payload.mode, "problems_dir": self.problems_dir,
-               "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
-        job_file = os.path.join(work, "job.json")
+    @staticmethod
+    def _worker_argv(work, job, name="job.json"):
+        """Writes the worker's job file; returns (argv, environment) that start the worker on it."""
+        job_file = os.path.join(work, name)
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump(job, f)
-        device_start = device.info()
         env = dict(os.environ)
         package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
         env["PYTHONUNBUFFERED"] = "1"
-        child = subprocess.Popen([sys.executable, "-m", "remote_agent.worker", job_file], cwd=work, env=env,
+        return [sys.executable, "-m", "remote_agent.worker", job_file], env
+
+    def execute(self, payload, problem, library, symbol, work):
+        """Runs the worker (check, then benchmark in that mode); True when it checked the kernel and the
+        submission is not over yet (profile mode goes on from there)."""
+        job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
+               "mode": "check" if payload.mode == "profile" else payload.mode, "problems_dir": self.problems_dir,
+               "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
+        argv, env = self._worker_argv(work, job)
+        device_start = device.info()
+        child = subprocess.Popen(argv, cwd=work, env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  start_new_session=True)
         lines = queue.Queue()
@@ -156,7 +165,7 @@ class Agent:
                 self._kill(child)
                 self.out.emit("TIME_LIMIT_EXCEEDED", phase=phase, limit_seconds=limit,
                               message="the " + phase + " phase took longer than " + str(limit) + " s")
-                return
+                return False
             if line is None:
                 break
             try:
@@ -180,7 +189,7 @@ class Agent:
         code = child.wait()
         err_thread.join(timeout=2)
         if self.out.finished:
-            return
+            return False
         tail = events.trim("".join(stderr_tail).strip())
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals.__members__.values() else str(-code)
@@ -193,6 +202,85 @@ class Agent:
             self.out.emit("BENCHMARKED", **summary)
         elif payload.mode == "benchmark":
             self.out.emit("ERROR", message="the benchmark ended without results", details=tail)
+        return not self.out.finished and finished and code == 0
+
+    # ---- profile mode
+
+    def profile(self, payload, problem, toolchain, work):
+        """The checked kernel once per test under the vendor's profiler, in a fresh worker: PROFILING, a
+        PROFILE_RESULT per test (each kernel with its figures and the tool's hint), the report file in
+        PROFILE_REPORT pieces, then PROFILED."""
+        tool = profiler.find_tool(toolchain.kind)
+        name = "rocprofv3" if toolchain.kind == "hipcc" else "Nsight Compute"
+        if tool is None:
+            self.out.emit("ERROR", message="profile mode needs " + name + " on the GPU machine, and it has none",
+                          details="looked for " + ("rocprofv3" if toolchain.kind == "hipcc" else "ncu") + " on PATH")
+            return
+        total = len(problem.cases)
+        self.out.emit("PROFILING", total_tests=total, tool=name)
+        with open(os.path.join(work, "job.json"), encoding="utf-8") as f:
+            job = dict(json.load(f), mode="profile")
+        argv, env = self._worker_argv(work, job, "profile-job.json")
+        if toolchain.kind == "hipcc":
+            out_dir = os.path.join(work, "rocprof")
+            command = profiler.rocprof_command(tool, out_dir, argv)
+        else:
+            report_base = os.path.join(work, "profile")
+            log_file = os.path.join(work, "ncu.log")
+            command = profiler.ncu_command(tool, report_base, log_file, argv)
+        limit = payload.limits["benchmark_seconds"]
+        child = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
+        try:
+            stdout, stderr = child.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            self._kill(child)
+            self.out.emit("TIME_LIMIT_EXCEEDED", phase="profile", limit_seconds=limit,
+                          message="the profile phase took longer than " + str(limit) + " s")
+            return
+        sys.stderr.write(stderr)
+        done = False
+        for line in stdout.splitlines():
+            try:
+                message = json.loads(line)
+                kind = message.pop("event")
+            except (ValueError, KeyError, AttributeError):
+                log("profiler:", line)
+                continue
+            if kind in ("RUNTIME_ERROR", "ERROR"):
+                self.out.emit(kind, **message)
+                return
+            done = done or kind == "DONE"
+        if child.returncode != 0 or not done:
+            tool_log = _read(os.path.join(work, "ncu.log")) if toolchain.kind != "hipcc" else ""
+            self.out.emit("RUNTIME_ERROR", message="the kernel failed under " + name + " (exit code "
+                          + str(child.returncode) + ")", details=events.trim((tool_log + stderr).strip()))
+            return
+        if toolchain.kind == "hipcc":
+            tests = profiler.parse_rocprof(out_dir)
+            report = profiler.archive_dir(out_dir, os.path.join(work, "profile-rocprofv3"))
+        else:
+            report = report_base + ".ncu-rep"
+            raw_cmd, details_cmd = profiler.ncu_import_commands(tool, report)
+            raw = subprocess.run(raw_cmd, capture_output=True, text=True, timeout=120)
+            details = subprocess.run(details_cmd, capture_output=True, text=True, timeout=120)
+            tests = profiler.ncu_tests(raw.stdout, details.stdout)
+        for case in problem.cases:
+            kernels = tests.get(case["test_id"], [])
+            self.out.emit("PROFILE_RESULT", result={"test_id": case["test_id"], "name": case["name"],
+                                                    "kernels": kernels,
+                                                    "duration_ms": sum(k["duration_ms"] or 0 for k in kernels)},
+                          total_tests=total)
+        pieces = profiler.report_pieces(report)
+        for piece in pieces:
+            self.out.emit("PROFILE_REPORT", **piece)
+        first = pieces[0] if pieces else None
+        self.out.emit("PROFILED", tool=name, tool_version=_first_line(subprocess.run(
+                          [tool, "--version"], capture_output=True, text=True, timeout=30).stdout),
+                      total_tests=total, kernels=sum(len(v) for v in tests.values()),
+                      clock_control="base" if toolchain.kind != "hipcc" else None,
+                      report={"name": first["name"], "size": first["size"], "sha256": first["sha256"]}
+                      if first else None)
 
     @staticmethod
     def _kill(child):
@@ -201,3 +289,17 @@ class Agent:
         except ProcessLookupError:
             pass
         child.wait()
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _first_line(text):
+    """The version line of ``tool --version`` (ncu prints its copyright first and the version last)."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else None

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from remote_agent.stats import StoppingRule
 
 LANGUAGES = ("cuda", "hip")
-MODES = ("check", "benchmark")
+MODES = ("check", "benchmark", "profile")
 DEFAULT_LIMITS = {"compile_seconds": 60, "test_seconds": 120, "benchmark_seconds": 300}
 
 

@@ -22,7 +22,8 @@ from remote_agent import catalog, events as protocol  # noqa: E402
 import calls  # noqa: E402  (selftest/calls.py)
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/selftest"
-# "all", or one part (kernels: benchmarks, ncu oracle, do_bench; faults: HIP checks, faults, streams; spread),
+# "all", or one part (kernels: benchmarks, ncu oracle, do_bench; faults: HIP checks, faults, streams; spread;
+# profile),
 # for machines that limit how long one run may take.
 PART = sys.argv[2] if len(sys.argv) > 2 else "all"
 CACHE = os.environ.get("KERNEL_RUNNER_CACHE", "/tmp/kr-selftest-cache")
@@ -97,8 +98,42 @@ def main():
         faults_part(results)
     if PART in ("all", "spread"):
         results["spread"] = repeat_spread()
+    if PART in ("all", "profile"):
+        results["profile"] = profile_part()
     return finish(results, {k: v for k, v in results.items() if k in ("do_bench", "streams", "stream_escape",
-                                                                      "spread")})
+                                                                      "spread", "profile")})
+
+
+def profile_part():
+    """Profile mode for every problem in CUDA and HIP: PROFILED, every test with at least one kernel and its
+    device time, the report whole (its pieces' SHA-256); leaky-relu's whole agent run under a minute."""
+    import hashlib
+    rows = []
+    for slug in catalog.slugs():
+        for language, ext in (("cuda", ".cu"), ("hip", ".hip")):
+            name = "profile-%s-%s" % (language, slug)
+            started = time.time()
+            events = run_agent(name, slug, language, read(os.path.join(HERE, "kernels", slug + ext)), "profile")
+            seconds = time.time() - started
+            if not expect("profile mode: %s %s" % (language, slug), events, "PROFILED"):
+                continue
+            results = [e["result"] for e in events if e.get("type") == "PROFILE_RESULT"]
+            pieces = [e for e in events if e.get("type") == "PROFILE_REPORT"]
+            report = b"".join(base64.b64decode(p["data"]) for p in pieces)
+            whole = bool(pieces) and hashlib.sha256(report).hexdigest() == events[-1]["report"]["sha256"]
+            timed = all(r["kernels"] and all(k["duration_ms"] for k in r["kernels"]) for r in results)
+            checks.append({"check": "profile of %s %s: every test has its kernels and times, the report whole"
+                           % (language, slug), "ok": timed and whole and len(results) == events[-1]["total_tests"],
+                           "got": {"tests": len(results), "timed": timed, "report_bytes": len(report),
+                                   "whole": whole}, "expected": "all"})
+            first = results[0]["kernels"][0] if results and results[0]["kernels"] else {}
+            rows.append({"run": name, "seconds": round(seconds, 1), "tests": len(results),
+                         "kernels": events[-1]["kernels"], "report_bytes": len(report),
+                         "first_kernel": first})
+            if slug == "leaky-relu":
+                checks.append({"check": "profile of leaky-relu (%s) in one agent run under a minute" % language,
+                               "ok": seconds < 60, "got": seconds, "expected": "< 60 s"})
+    return rows
 
 
 def faults_part(results):

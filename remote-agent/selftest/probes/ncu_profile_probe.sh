@@ -34,3 +34,15 @@ echo "report run: $(( ($(date +%s%N) - start) / 1000000 )) ms"; ls -la "$out"/re
 ncu --import "$out/report.ncu-rep" --csv --page details --print-rule-details > "$out/details.csv" 2>&1
 wc -l "$out/details.csv"; grep -i "rule\|OPT\|INF\|WRN" "$out/details.csv" | head -8 | cut -c1-500
 ncu --import "$out/report.ncu-rep" --page details --print-rule-details 2>&1 | sed -n 1,60p
+# The agent's own command lines (remote_agent/profiler.py) over the same calls: the raw page its parser reads.
+PYTHONPATH=../.. python3 - "$out" <<'PY'
+import subprocess, sys
+from remote_agent import profiler
+out = sys.argv[1]
+argv = profiler.ncu_command("ncu", out + "/agent", out + "/agent-ncu.log", ["python3", out + "/call.py", out + "/k.so"])
+subprocess.run(argv, check=True)
+raw, details = profiler.ncu_import_commands("ncu", out + "/agent.ncu-rep")
+open(out + "/raw.csv", "w").write(subprocess.run(raw, capture_output=True, text=True).stdout)
+open(out + "/details-agent.csv", "w").write(subprocess.run(details, capture_output=True, text=True).stdout)
+print(profiler.ncu_tests(open(out + "/raw.csv").read(), open(out + "/details-agent.csv").read()))
+PY

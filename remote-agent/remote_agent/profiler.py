@@ -1,0 +1,219 @@
+"""Profile mode: the checked kernel run once per test under the vendor's profiler (Nsight Compute on NVIDIA,
+rocprofv3 on ROCm), each test's calls inside an NVTX/ROCTX range ``kr-test-<id>`` so that every kernel the
+solution launched is attributed to its test; per kernel: device time, achieved DRAM bandwidth and its share of
+peak, SM throughput share, occupancy, registers, shared memory, and the tool's own one-line bottleneck hint."""
+import base64
+import csv
+import glob
+import hashlib
+import os
+import re
+import shutil
+
+RANGE_PREFIX = "kr-test-"
+# The report travels inside signed event lines (at most 1 MiB each, and dstack ships a terminal's log): pieces of
+# this many bytes, base64 (4/3 larger) in a PROFILE_REPORT event each.
+REPORT_PIECE_BYTES = 192 * 1024
+# Larger reports are not sent (the table still is): the service stores at most this much per submission.
+MAX_REPORT_BYTES = 48 * 1024 * 1024
+
+# Nsight Compute's metrics (ncu --query-metrics; the names the SpeedOfLight, Occupancy and LaunchStats sections
+# show): the device time, DRAM bytes per second and share of peak, SM throughput share, achieved occupancy.
+NCU_METRICS = {
+    "gpu__time_duration.sum": "duration_ns",
+    "dram__bytes.sum.per_second": "dram_bytes_per_second",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct_of_peak",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_pct_of_peak",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
+    "launch__registers_per_thread": "registers_per_thread",
+    "launch__shared_mem_per_block_static": "shared_mem_static_bytes",
+    "launch__shared_mem_per_block_dynamic": "shared_mem_dynamic_bytes",
+    "launch__grid_size": "grid_size",
+    "launch__block_size": "block_size",
+}
+NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats")
+
+
+def find_tool(kind):
+    """The profiler for a toolchain kind ('nvcc' or 'hipcc'), or None."""
+    if kind == "hipcc":
+        return shutil.which("rocprofv3")
+    for candidate in (shutil.which("ncu"), "/usr/local/cuda/bin/ncu"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def ncu_command(ncu, report_base, log_file, argv):
+    """One Nsight Compute run over the worker: only kernels inside our per-test ranges (``regex:`` is needed, a
+    plain ``kr-test-*/`` matches nothing), the three sections a kernel author reads first plus our metrics.
+    Clocks stay ncu's default (locked to base) so that profiles compare between runs; caches are flushed."""
+    return [ncu, "--nvtx", "--nvtx-include", "regex:" + RANGE_PREFIX + ".*/", "--target-processes", "all",
+            *[arg for section in NCU_SECTIONS for arg in ("--section", section)],
+            "--metrics", ",".join(NCU_METRICS), "--export", report_base, "--force-overwrite",
+            "--log-file", log_file, *argv]
+
+
+def ncu_import_commands(ncu, report):
+    """The report read back: the raw page (every metric, base units) and the details page with each rule's
+    one-line advice."""
+    return ([ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base"],
+            [ncu, "--import", report, "--csv", "--page", "details", "--print-rule-details"])
+
+
+def rocprof_command(rocprof, out_dir, argv):
+    """rocprofv3 over the worker: kernel dispatches and ROCTX ranges (PyTorch's NVTX calls are ROCTX on ROCm) as
+    CSV (rocprofiler-sdk, docs/how-to/using-rocprofv3.rst: --kernel-trace, --marker-trace, -d, -o, -f csv)."""
+    return [rocprof, "--kernel-trace", "--marker-trace", "-d", out_dir, "-o", "profile", "--output-format", "csv",
+            "--", *argv]
+
+
+def _number(text):
+    if text is None:
+        return None
+    text = str(text).strip().replace(",", "")
+    if not text or text in ("n/a", "N/A"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else value
+
+
+def _test_of_range(text):
+    """The test id in an NVTX column such as ``772  "<default domain>:kr-test-3:none:..."`` or a ROCTX message."""
+    match = re.search(re.escape(RANGE_PREFIX) + r"(\d+)", text or "")
+    return int(match.group(1)) if match else None
+
+
+def _csv_rows(text):
+    """The CSV part of ncu's output (it may print ==PROF== lines first)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    return [] if start is None else list(csv.reader(lines[start:]))
+
+
+def parse_ncu_raw(text):
+    """Kernels from ``--page raw --csv --print-units base``: a header row of metric names, a row of units, then a
+    row per kernel. Returns [{test_id, kernel, ...NCU_METRICS' names}] in launch order."""
+    rows = _csv_rows(text)
+    if len(rows) < 2:
+        return []
+    header = rows[0]
+    col = {name: i for i, name in enumerate(header)}
+    nvtx = next((i for i, name in enumerate(header) if "Push/Pop_Range" in name), None)
+    kernels = []
+    for row in rows[1:]:
+        if len(row) != len(header) or not row[col.get("ID", 0)].strip().isdigit():
+            continue  # the units row, or a short line
+        kernel = {"id": int(row[col["ID"]]), "test_id": _test_of_range(row[nvtx]) if nvtx is not None else None,
+                  "kernel": row[col["Kernel Name"]] if "Kernel Name" in col else None}
+        for metric, name in NCU_METRICS.items():
+            kernel[name] = _number(row[col[metric]]) if metric in col else None
+        kernels.append(kernel)
+    return kernels
+
+
+def parse_ncu_hints(text):
+    """{kernel id: the first rule advice} from ``--page details --print-rule-details``: the Speed Of Light
+    bottleneck rule first (ncu's own summary of what limits the kernel), else the first optimisation hint."""
+    rows = _csv_rows(text)
+    if not rows:
+        return {}
+    col = {name: i for i, name in enumerate(rows[0])}
+    needed = ("ID", "Rule Name", "Rule Type", "Rule Description")
+    if any(name not in col for name in needed):
+        return {}
+    hints = {}
+    for row in rows[1:]:
+        if len(row) <= col["Rule Description"] or not row[col["ID"]].strip().isdigit():
+            continue
+        description = row[col["Rule Description"]].strip()
+        if not description:
+            continue
+        kernel, rule, kind = int(row[col["ID"]]), row[col["Rule Name"]], row[col["Rule Type"]]
+        rank = 0 if rule == "SOLBottleneck" else 1 if kind in ("OPT", "WRN") else 2
+        if kernel not in hints or rank < hints[kernel][0]:
+            hints[kernel] = (rank, rule, description)
+    return {k: {"rule": rule, "advice": text} for k, (rank, rule, text) in hints.items()}
+
+
+def ncu_tests(raw_text, details_text):
+    """Per test id, the kernels it launched with their figures and ncu's hint."""
+    hints = parse_ncu_hints(details_text)
+    tests = {}
+    for kernel in parse_ncu_raw(raw_text):
+        hint = hints.get(kernel["id"])
+        duration = kernel.pop("duration_ns")
+        kernel["duration_ms"] = duration / 1e6 if duration is not None else None
+        bandwidth = kernel.pop("dram_bytes_per_second")
+        kernel["dram_gbs"] = bandwidth / 1e9 if bandwidth is not None else None
+        kernel["hint"] = hint["advice"] if hint else None
+        kernel["hint_rule"] = hint["rule"] if hint else None
+        tests.setdefault(kernel.pop("test_id"), []).append(kernel)
+    return tests
+
+
+def parse_rocprof(out_dir):
+    """Per test id, the kernels from rocprofv3's ``*_kernel_trace.csv`` (columns as in rocprofiler-sdk's docs:
+    Kernel_Name, Start_Timestamp, End_Timestamp in ns, LDS_Block_Size, VGPR_Count, SGPR_Count, Workgroup_Size_*,
+    Grid_Size_*), each given to the ROCTX range ``kr-test-<id>`` of ``*_marker_api_trace.csv`` it lies in. The
+    trace has no bandwidth, throughput or occupancy counters: those stay null."""
+    def rows(pattern):
+        found = sorted(glob.glob(os.path.join(out_dir, "**", pattern), recursive=True))
+        if not found:
+            return []
+        with open(found[0], newline="", encoding="utf-8", errors="replace") as f:
+            return list(csv.DictReader(f))
+
+    ranges = []
+    for row in rows("*marker_api_trace.csv"):
+        test = _test_of_range(row.get("Function") or row.get("Message") or "")
+        start, end = _number(row.get("Start_Timestamp")), _number(row.get("End_Timestamp"))
+        if test is not None and start is not None and end is not None:
+            ranges.append((start, end, test))
+    tests = {}
+    for row in rows("*kernel_trace.csv"):
+        start, end = _number(row.get("Start_Timestamp")), _number(row.get("End_Timestamp"))
+        if start is None or end is None:
+            continue
+        test = next((t for s, e, t in ranges if s <= start and end <= e), None)
+        if test is None:
+            continue  # not the solution's: set-up outside every test range
+        block = [_number(row.get("Workgroup_Size_" + a)) or 1 for a in "XYZ"]
+        grid = [_number(row.get("Grid_Size_" + a)) or 1 for a in "XYZ"]
+        tests.setdefault(test, []).append({
+            "kernel": row.get("Kernel_Name"), "duration_ms": (end - start) / 1e6, "dram_gbs": None,
+            "dram_pct_of_peak": None, "sm_pct_of_peak": None, "achieved_occupancy_pct": None,
+            "registers_per_thread": _number(row.get("VGPR_Count")), "shared_mem_static_bytes":
+                _number(row.get("LDS_Block_Size")), "shared_mem_dynamic_bytes": None,
+            "block_size": block[0] * block[1] * block[2],
+            # rocprofv3's grid sizes count work-items, ncu's count blocks.
+            "grid_size": (grid[0] * grid[1] * grid[2]) // max(1, block[0] * block[1] * block[2]),
+            "hint": None, "hint_rule": None})
+    return tests
+
+
+def report_pieces(path):
+    """The report file as PROFILE_REPORT event fields, in order; [] when it is missing or too large."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return []
+    if size > MAX_REPORT_BYTES:
+        return []
+    with open(path, "rb") as f:
+        data = f.read()
+    digest = hashlib.sha256(data).hexdigest()
+    count = max(1, -(-len(data) // REPORT_PIECE_BYTES))
+    name = os.path.basename(path)
+    return [{"name": name, "part": i + 1, "parts": count, "size": len(data), "sha256": digest,
+             "data": base64.b64encode(data[i * REPORT_PIECE_BYTES:(i + 1) * REPORT_PIECE_BYTES]).decode("ascii")}
+            for i in range(count)]
+
+
+def archive_dir(out_dir, target):
+    """rocprofv3 writes a folder of CSV files: one zip of it is the report."""
+    return shutil.make_archive(target, "zip", out_dir)
+
