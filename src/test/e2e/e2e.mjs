@@ -132,6 +132,29 @@ await scenario("a-time-that-escaped-the-events-is-marked", async (page) => {
   assert.match(await page.locator("#results-notes").textContent(), /a stream the timer's events do not wait for/);
 });
 
+await scenario("a-profile-shows-each-kernel-and-downloads-its-report", async (page) => {
+  await signIn(page, userToken);
+  await page.getByLabel("Mode").selectOption("profile");
+  const id = await submitCode(page, "// agent: replay:profile-cuda-leaky-relu\n");
+  await summaryContains(page, "Profiled");
+  assert.equal(await page.locator("#timeline [data-phase=BENCHMARKING] .phase").textContent(), "Profiling");
+  const rows = page.locator("#profile-table tbody tr");
+  assert.equal(await rows.count(), 5, "one row per kernel, one kernel per test (H100 transcript)");
+  const last = rows.nth(4);
+  assert.match(await last.textContent(), /8192 x 8192/);
+  assert.match(await last.locator("td.kernel").textContent(), /solution\(const float \*, float, float \*/);
+  assert.match(await last.locator("td.hint").getAttribute("title"), /Memory is more heavily utilized than Compute/);
+  const dram = Number(await last.locator("td").nth(4).textContent());
+  assert.ok(dram > 50 && dram <= 100, "DRAM share of peak at 8192 x 8192: " + dram);
+  const [download] = await Promise.all([page.waitForEvent("download", { timeout: WAIT }),
+    page.getByRole("button", { name: /Download the report/ }).click()]);
+  assert.equal(download.suggestedFilename(), id + "-profile.ncu-rep");
+  const size = (await (await download.createReadStream()).toArray()).reduce((n, chunk) => n + chunk.length, 0);
+  const stored = await api("/api/submissions/" + id, userToken);
+  assert.equal(size, stored.result.report.size, "the whole report");
+  await page.screenshot({ path: shots + "/profiled.png", fullPage: true });
+});
+
 await scenario("dstack-provisioning-shows-status-time-and-cost", async (page) => {
   await signIn(page, userToken);
   await page.getByLabel("Problem").selectOption("leaky-relu");

@@ -5,12 +5,13 @@
 const TOKEN_KEY = "kernel-runner.token";
 const RUN_KEY = "kernel-runner.run";
 const DRAFT_KEY = "kernel-runner.draft";
-const TERMINAL = new Set(["BENCHMARKED", "COMPILE_ERROR", "WRONG_ANSWER", "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED",
+const TERMINAL = new Set(["BENCHMARKED", "PROFILED", "COMPILE_ERROR", "WRONG_ANSWER", "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED",
   "ERROR", "CANCELLED"]);
 const EVENT_TYPES = ["IN_QUEUE", "PROVISIONING", "COMPILING", "CHECKING", "TEST_RESULT", "CHECKED", "BENCHMARKING",
-  "BENCHMARK_RESULT", ...TERMINAL];
+  "BENCHMARK_RESULT", "PROFILING", "PROFILE_RESULT", ...TERMINAL];
 const PHASE_OF = {IN_QUEUE: "IN_QUEUE", PROVISIONING: "PROVISIONING", COMPILING: "COMPILING", CHECKING: "CHECKING",
-  TEST_RESULT: "CHECKING", CHECKED: "CHECKING", BENCHMARKING: "BENCHMARKING", BENCHMARK_RESULT: "BENCHMARKING"};
+  TEST_RESULT: "CHECKING", CHECKED: "CHECKING", BENCHMARKING: "BENCHMARKING", BENCHMARK_RESULT: "BENCHMARKING",
+  PROFILING: "BENCHMARKING", PROFILE_RESULT: "BENCHMARKING"};
 const PHASES = ["IN_QUEUE", "PROVISIONING", "COMPILING", "CHECKING", "BENCHMARKING", "END"];
 // What a wait for a dstack GPU usually costs (the seed's provisioning card).
 const TYPICAL_PROVISIONING = "Getting a GPU from the fleet usually takes 2 to 10 minutes when no node is idle.";
@@ -266,6 +267,9 @@ async function follow(id) {
   resetRunView(id);
   try {
     run.mode = (await api("/api/submissions/" + encodeURIComponent(id))).mode;
+    // Profile mode's last phase takes the benchmark's place in the timeline.
+    phaseItem("BENCHMARKING").querySelector(".phase").textContent =
+      run.mode === "profile" ? "Profiling" : "Benchmarking";
   } catch (e) {
     if (e.status === 404) {
       sessionStorage.removeItem(RUN_KEY);
@@ -327,6 +331,9 @@ function resetRunView(id) {
   $("chart").replaceChildren();
   $("chart-figure").hidden = true;
   $("run-facts").replaceChildren();
+  $("profile").hidden = true;
+  $("profile-table").tBodies[0].replaceChildren();
+  $("profile-report").replaceChildren();
   $("cancel-button").hidden = false;
 }
 
@@ -403,6 +410,16 @@ function onFrame(run, frame) {
     case "BENCHMARK_RESULT":
       resultRow(run, frame.result || {});
       detail.textContent = run.rows.size + " done";
+      break;
+    case "PROFILING":
+      detail.textContent = [frame.tool, frame.total_tests ? frame.total_tests + " tests" : ""].filter(Boolean)
+        .join(", ");
+      summary("Profiling" + (frame.tool ? " with " + frame.tool : ""));
+      $("profile").hidden = false;
+      break;
+    case "PROFILE_RESULT":
+      profileRows(frame.result || {});
+      detail.textContent = $("profile-table").tBodies[0].querySelectorAll("[data-test]").length + " tests done";
       break;
     default:
       if (TERMINAL.has(type)) {
@@ -500,13 +517,70 @@ function resultRow(run, result) {
   run.rows.set(key, row);
 }
 
+// One row per kernel the solution launched in a test (PROFILE_RESULT); a test's rows are replaced if it comes again.
+function profileRows(result) {
+  const key = String(result.test_id !== undefined ? result.test_id : result.name);
+  const body = $("profile-table").tBodies[0];
+  body.querySelectorAll('[data-test="' + CSS.escape(key) + '"]').forEach((row) => row.remove());
+  const kernels = result.kernels && result.kernels.length ? result.kernels : [{}];
+  kernels.forEach((k, i) => {
+    const micro = k.duration_ms !== undefined && k.duration_ms !== null ? k.duration_ms * 1000 : null;
+    const hint = k.hint ? el("td", {title: k.hint, class: "hint"}, k.hint) : el("td", {}, "–");
+    body.append(el("tr", {"data-test": key},
+      el("td", {}, i === 0 ? result.name || "test " + key : ""),
+      el("td", {class: "kernel", title: k.kernel || ""}, k.kernel || (result.kernels ? "no kernel" : "–")),
+      el("td", {}, fmt(micro)), el("td", {}, fmt(k.dram_gbs)), el("td", {}, fmt(k.dram_pct_of_peak)),
+      el("td", {}, fmt(k.sm_pct_of_peak)), el("td", {}, fmt(k.achieved_occupancy_pct)),
+      el("td", {}, fmt(k.registers_per_thread)),
+      el("td", {}, fmt((k.shared_mem_static_bytes || 0) + (k.shared_mem_dynamic_bytes || 0))),
+      el("td", {}, k.grid_size ? k.grid_size + " × " + k.block_size : "–"), hint));
+  });
+}
+
+// The report file, fetched with the token in a header (never in a URL), handed to the browser as a download.
+async function downloadProfile(id, name) {
+  const response = await fetch("/api/submissions/" + encodeURIComponent(id) + "/profile",
+    {headers: {"Authorization": "Bearer " + state.token}});
+  if (!response.ok) {
+    announce("The profile report could not be downloaded (" + response.status + ")");
+    return;
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const link = el("a", {href: url, download: name});
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+function profiled(run, frame) {
+  $("profile").hidden = false;
+  const report = frame.report || {};
+  const box = $("profile-report");
+  if (report.stored) {
+    const name = run.id + "-" + report.name;
+    const button = el("button", {type: "button", id: "profile-download"}, "Download the report (" + report.name
+      + ", " + Math.round(report.size / 1024) + " KiB)");
+    button.addEventListener("click", () => downloadProfile(run.id, name));
+    box.replaceChildren(button, el("span", {class: "help"}, " open it in " + (frame.tool || "the profiler")
+      + "'s own viewer"));
+  } else {
+    box.replaceChildren(el("span", {class: "help"}, "No report file was kept"
+      + (report.problem ? ": " + report.problem : ".")));
+  }
+  $("outcome").replaceChildren(el("div", {class: "outcome-ok"}, el("p", {}, "Correct, and profiled with "
+    + [frame.tool, frame.tool_version].filter(Boolean).join(" ") + ": " + (frame.kernels || 0) + " kernel launches in "
+    + (frame.total_tests || 0) + " tests.")));
+  summary("Profiled: " + (frame.kernels || 0) + " kernel launches");
+}
+
 function finish(run, frame) {
   run.finished = true;
   stopTicker(run);
   run.source.close();
   $("cancel-button").hidden = true;
   const type = frame.status;
-  const success = type === "BENCHMARKED" || type === "CHECKED";
+  const success = type === "BENCHMARKED" || type === "CHECKED" || type === "PROFILED";
   const end = phaseItem("END");
   PHASES.forEach((p) => {
     const li = phaseItem(p);
@@ -521,6 +595,10 @@ function finish(run, frame) {
     benchmarked(run, frame);
     summary("Benchmarked: " + fmt(frame.avg_runtime_ms) + " ms on average"
       + (frame.geomean_speedup ? ", " + fmt(frame.geomean_speedup, 3) + "× the reference" : ""));
+    return;
+  }
+  if (type === "PROFILED") {
+    profiled(run, frame);
     return;
   }
   if (type === "CHECKED") {

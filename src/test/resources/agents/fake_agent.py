@@ -4,6 +4,7 @@
 What it does is chosen by directives in the submitted code, so one agent serves every test:
   // agent: ok | crash | garbage | forge | noisy | hang | trap_term | exit0 | snoop | nul | replay:<transcript>
   // delay: <seconds between events>
+  // report: whole | corrupt | missing-piece   (profile mode: the report file the agent sends)
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
 import base64
@@ -170,6 +171,10 @@ def main():
     if payload["mode"] == "check":
         child.kill()
         return
+    if payload["mode"] == "profile":
+        profile(tests, directive(code, "report", "whole"), delay)
+        child.kill()
+        return
     time.sleep(delay)
     emit("BENCHMARKING", total_tests=len(tests))
     results = []
@@ -183,6 +188,34 @@ def main():
     if behaviour == "garbage":
         emit("TEST_RESULT", result={"test_id": 100, "name": "after the end", "status": "FAILED"})
     child.kill()
+
+
+def profile(tests, report, delay):
+    """Profile mode as the real agent reports it (remote_agent/profiler.py): a PROFILE_RESULT per test, the
+    report file in PROFILE_REPORT pieces, PROFILED. ``// report: whole | corrupt | missing-piece``."""
+    emit("PROFILING", total_tests=len(tests), tool="Nsight Compute")
+    for i, test in enumerate(tests):
+        time.sleep(delay)
+        kernel = {"kernel": "add(const float *, const float *, float *, unsigned long)", "duration_ms": 0.01 * (i + 1),
+                  "dram_gbs": 1000.0, "dram_pct_of_peak": 30.0, "sm_pct_of_peak": 10.0,
+                  "achieved_occupancy_pct": 70.0, "registers_per_thread": 16, "shared_mem_static_bytes": 0,
+                  "shared_mem_dynamic_bytes": 0, "grid_size": 4, "block_size": 256,
+                  "hint": "Memory is more heavily utilized than Compute", "hint_rule": "SOLBottleneck"}
+        emit("PROFILE_RESULT", result=dict(test, kernels=[kernel], duration_ms=kernel["duration_ms"]),
+             total_tests=len(tests))
+    data = bytes(range(256)) * 1500  # 384,000 bytes: three pieces
+    digest = hashlib.sha256(data).hexdigest()
+    piece = 160 * 1024
+    parts = [data[i:i + piece] for i in range(0, len(data), piece)]
+    for n, part in enumerate(parts, 1):
+        if report == "missing-piece" and n == 2:
+            continue
+        if report == "corrupt" and n == 3:
+            part = b"x" + part[1:]
+        emit("PROFILE_REPORT", name="profile.ncu-rep", part=n, parts=len(parts), size=len(data), sha256=digest,
+             data=base64.b64encode(part).decode("ascii"))
+    emit("PROFILED", tool="Nsight Compute", tool_version="fake", total_tests=len(tests), kernels=len(tests),
+         report={"name": "profile.ncu-rep", "size": len(data), "sha256": digest})
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import dev.kernelrunner.http.HttpVerticle;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.LiveFrame;
+import dev.kernelrunner.model.ProfileReport;
 import dev.kernelrunner.model.Progress;
 import dev.kernelrunner.registry.ActiveProcessRegistryVerticle;
 import dev.kernelrunner.store.ResultStoreVerticle;
@@ -60,7 +61,7 @@ public final class App {
     Map<String, GpuType> served = config.gpuTypes();
     Logs.carrySubmissionIds(vertx.eventBus());
     LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class, EventAppend.class,
-        EventAppend.Stored.class, LiveFrame.class, EventFrame.class);
+        EventAppend.Stored.class, LiveFrame.class, EventFrame.class, ProfileReport.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
     Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
     // One client of the dstack server for the backend and the fleet manager: the version check is made once.

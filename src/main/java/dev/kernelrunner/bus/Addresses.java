@@ -42,6 +42,10 @@ public final class Addresses {
   /** Body {@link dev.kernelrunner.model.EventAppend}, reply {@link dev.kernelrunner.model.EventAppend.Stored}. */
   public static final String STORE_EVENTS_APPEND = "store.events.append";
   public static final String STORE_EVENTS_AFTER = "store.events.after";
+  /** Body {@link dev.kernelrunner.model.ProfileReport}; reply an empty object once stored. */
+  public static final String STORE_PROFILE_PUT = "store.profile.put";
+  /** Body {@code {submission_id}}; reply {@link dev.kernelrunner.model.ProfileReport}, or 404. */
+  public static final String STORE_PROFILE_GET = "store.profile.get";
   public static final String STORE_TOKEN_CREATE = "store.token.create";
   public static final String STORE_TOKEN_LOOKUP = "store.token.lookup";
   public static final String STORE_TOKEN_LIST = "store.token.list";

@@ -6,9 +6,11 @@ import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Mode;
+import dev.kernelrunner.model.ProfileReport;
 import dev.kernelrunner.model.NewSubmission;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.http.HttpMethod;
@@ -115,6 +117,7 @@ public class HttpVerticle extends VerticleBase {
     get(router, "/api/submissions").handler(this::listSubmissions);
     router.post("/api/submissions/cancel").handler(this::cancelByBody);
     get(router, "/api/submissions/:id").handler(this::getSubmission);
+    get(router, "/api/submissions/:id/profile").handler(this::downloadProfile);
     router.get("/api/submissions/:id/events").handler(this::streamEvents);
     router.post("/api/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id")));
     router.post("/api/admin/submissions/:id/cancel").handler(ctx -> cancel(ctx, ctx.pathParam("id")));
@@ -349,6 +352,25 @@ public class HttpVerticle extends VerticleBase {
       if (submission != null) {
         json(ctx, 200, present(submission, principal(ctx)));
       }
+    });
+  }
+
+  /** A profile-mode submission's report file (Nsight Compute's .ncu-rep, or rocprofv3's CSV files zipped). */
+  private void downloadProfile(RoutingContext ctx) {
+    String id = ctx.pathParam("id");
+    owned(ctx, id, false, false).onSuccess(submission -> {
+      if (submission == null) {
+        return;
+      }
+      bus.<ProfileReport>request(Addresses.STORE_PROFILE_GET, new JsonObject().put("submission_id", id))
+          .onSuccess(message -> {
+            ProfileReport report = message.body();
+            ctx.response().putHeader("Content-Type", "application/octet-stream")
+                .putHeader("Content-Disposition", "attachment; filename=\"" + id + "-" + report.fileName() + "\"")
+                .putHeader("X-Content-SHA256", report.sha256())
+                .end(Buffer.buffer(report.content()));
+          })
+          .onFailure(error -> ApiError.fromFailure(ctx, error));
     });
   }
 

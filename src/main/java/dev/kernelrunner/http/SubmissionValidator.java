@@ -52,7 +52,7 @@ final class SubmissionValidator {
       String given = text(body, "mode", "", errors);
       Optional<Mode> parsed = Mode.parse(given);
       if (given != null && parsed.isEmpty()) {
-        errors.add(ApiError.field("mode", "must be 'benchmark' or 'check'"));
+        errors.add(ApiError.field("mode", "must be 'benchmark', 'check' or 'profile'"));
       }
       mode = parsed.orElse(Mode.BENCHMARK);
     }

@@ -2,7 +2,11 @@ package dev.kernelrunner.model;
 
 import java.util.Optional;
 
-/** Every event a submission can go through, in lifecycle order; the last six end a submission with an error. */
+/**
+ * Every event a submission can go through, in lifecycle order; the last six end a submission with an error.
+ * {@link #PROFILE_REPORT} is no lifecycle event: a piece of the profiler's report file, which the supervisor
+ * collects and the store keeps beside the submission; it is never stored as an event nor published.
+ */
 public enum EventType {
   IN_QUEUE(0, true),
   PROVISIONING(1, true),
@@ -13,6 +17,10 @@ public enum EventType {
   BENCHMARKING(5, true),
   BENCHMARK_RESULT(5, false),
   BENCHMARKED(6, true),
+  PROFILING(5, true),
+  PROFILE_RESULT(5, false),
+  PROFILE_REPORT(5, false),
+  PROFILED(6, true),
   COMPILE_ERROR(7, true),
   WRONG_ANSWER(7, true),
   RUNTIME_ERROR(7, true),
@@ -45,7 +53,8 @@ public enum EventType {
 
   /** Whether this event ends a submission run in {@code mode}. */
   public boolean isTerminal(Mode mode) {
-    return isError() || this == BENCHMARKED || (this == CHECKED && mode == Mode.CHECK);
+    return isError() || this == BENCHMARKED || (this == CHECKED && mode == Mode.CHECK)
+        || (this == PROFILED && mode == Mode.PROFILE);
   }
 
   /** Per-test results leave the submission's status as it is. */
@@ -74,6 +83,15 @@ public enum EventType {
     }
     if (next == BENCHMARK_RESULT) {
       return this == BENCHMARKING;
+    }
+    if (next == PROFILE_RESULT) {
+      return this == PROFILING;
+    }
+    if (next == PROFILE_REPORT) {
+      return false;
+    }
+    if (next == PROFILING || next == PROFILED) {
+      return mode == Mode.PROFILE && next.rank >= rank;
     }
     if (next == IN_QUEUE) {
       return this == IN_QUEUE;

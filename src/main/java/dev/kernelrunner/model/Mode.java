@@ -2,9 +2,12 @@ package dev.kernelrunner.model;
 
 import java.util.Optional;
 
-/** {@code check} runs the tests; {@code benchmark} runs them, then times the kernel. */
+/**
+ * {@code check} runs the tests; {@code benchmark} runs them, then times the kernel; {@code profile} runs them, then
+ * the kernel once per test under the vendor's profiler (Nsight Compute, rocprofv3).
+ */
 public enum Mode {
-  CHECK, BENCHMARK;
+  CHECK, BENCHMARK, PROFILE;
 
   public String wire() {
     return name().toLowerCase();

@@ -83,7 +83,7 @@ final class EventSql {
 
   static final String RESULTS = """
       SELECT submission_id, seq, type, payload, created_at FROM submission_events
-       WHERE submission_id = $1 AND type IN ('TEST_RESULT', 'BENCHMARK_RESULT') ORDER BY seq""";
+       WHERE submission_id = $1 AND type IN ('TEST_RESULT', 'BENCHMARK_RESULT', 'PROFILE_RESULT') ORDER BY seq""";
 
   static EventFrame toFrame(Row row) {
     return new EventFrame(row.getUUID("submission_id").toString(), row.getInteger("seq"),

@@ -8,9 +8,11 @@ import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.NewEvent;
+import dev.kernelrunner.model.ProfileReport;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -28,8 +30,10 @@ import java.security.SecureRandom;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
 import org.flywaydb.core.Flyway;
@@ -101,6 +105,8 @@ public class ResultStoreVerticle extends VerticleBase {
               consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
               Bus.serve(vertx.eventBus(), Addresses.STORE_EVENTS_APPEND, this::appendEvents, this::fail),
               consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),
+              Bus.serve(vertx.eventBus(), Addresses.STORE_PROFILE_PUT, this::putProfile, this::fail),
+              consume(Addresses.STORE_PROFILE_GET, this::getProfile),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
               consume(Addresses.STORE_TOKEN_LIST, this::listTokens),
@@ -134,6 +140,7 @@ public class ResultStoreVerticle extends VerticleBase {
    */
   private <T> void fail(Message<T> message, Throwable error) {
     String submission = message.body() instanceof EventAppend append ? append.submissionId()
+        : message.body() instanceof ProfileReport report ? report.submissionId()
         : message.body() instanceof JsonObject body ? body.getString("submission_id", body.getString("id", "-")) : "-";
     fail(message, submission, error);
   }
@@ -182,14 +189,15 @@ public class ResultStoreVerticle extends VerticleBase {
             return Future.succeededFuture(submission);
           }
           return pool.preparedQuery(EventSql.RESULTS).execute(Tuple.of(id)).map(results -> {
-            JsonArray tests = new JsonArray();
-            JsonArray benchmarks = new JsonArray();
+            Map<EventType, JsonArray> byType = new EnumMap<>(Map.of(EventType.TEST_RESULT, new JsonArray(),
+                EventType.BENCHMARK_RESULT, new JsonArray(), EventType.PROFILE_RESULT, new JsonArray()));
             for (Row row : results) {
               JsonObject payload = row.getJsonObject("payload");
-              JsonObject result = payload.getJsonObject("result", payload);
-              (EventType.TEST_RESULT.name().equals(row.getString("type")) ? tests : benchmarks).add(result);
+              byType.get(EventType.valueOf(row.getString("type"))).add(payload.getJsonObject("result", payload));
             }
-            return submission.put("test_results", tests).put("benchmark_results", benchmarks);
+            return submission.put("test_results", byType.get(EventType.TEST_RESULT))
+                .put("benchmark_results", byType.get(EventType.BENCHMARK_RESULT))
+                .put("profile_results", byType.get(EventType.PROFILE_RESULT));
           });
         });
   }
@@ -255,6 +263,23 @@ public class ResultStoreVerticle extends VerticleBase {
       Row row = rows.iterator().next();
       return Future.succeededFuture(
           new EventFrame(id, row.getInteger("seq"), type, row.getOffsetDateTime("created_at"), fields).toJson());
+    });
+  }
+
+  private Future<JsonObject> putProfile(ProfileReport report) {
+    return pool.preparedQuery(ProfileSql.PUT).execute(Tuple.of(parseId(report.submissionId()), report.fileName(),
+        report.sha256(), Buffer.buffer(report.content()))).map(rows -> new JsonObject());
+  }
+
+  private Future<ProfileReport> getProfile(JsonObject body) {
+    String id = body.getString("submission_id");
+    return pool.preparedQuery(ProfileSql.GET).execute(Tuple.of(parseId(id))).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.failedFuture(new CodedException(Failures.NOT_FOUND, "submission " + id + " has no profile"));
+      }
+      Row row = rows.iterator().next();
+      return Future.succeededFuture(new ProfileReport(id, row.getString("file_name"), row.getString("sha256"),
+          row.getBuffer("content").getBytes()));
     });
   }
 

@@ -9,6 +9,7 @@ import dev.kernelrunner.backend.Backend;
 import dev.kernelrunner.backend.RunListener;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Mode;
+import dev.kernelrunner.model.ProfileReport;
 import dev.kernelrunner.model.Progress;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -246,13 +247,15 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         if (type != EventType.PROVISIONING) {
           armTimeLimit(run);
         }
-        // Encoded here, on the supervisor's thread, so that the tracker and the store do not have to.
-        Progress.Event event = new Progress.Event(run.id, type, fields, fields.encode());
-        // Answered once stored: while the database is away the tracker holds and retries it for up to
-        // EVENT_WRITE_RETRY_SECONDS, so the wait is as long.
-        run.lastEvent = bus.request(Addresses.SUBMISSIONS_PROGRESS, event, new DeliveryOptions()
-                .setSendTimeout(config.database().eventWriteRetry().plusMinutes(1).toMillis()))
-            .onFailure(error -> log.error("progress {} for {} was not taken: {}", type, run.id, error.toString()));
+        if (type == EventType.PROFILE_REPORT) {
+          run.report.add(fields); // kept beside the submission, not as an event
+          return;
+        }
+        if (type == EventType.PROFILED) {
+          // The report is stored before the event that says so: a client that sees PROFILED can download it.
+          run.afterReport = storeReport(run, fields);
+        }
+        run.afterReport.onComplete(ar -> forward(run, type, fields));
       }
 
       @Override
@@ -283,6 +286,43 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     };
   }
 
+  private void forward(Run run, EventType type, JsonObject fields) {
+    // Encoded here, on the supervisor's thread, so that the tracker and the store do not have to.
+    Progress.Event event = new Progress.Event(run.id, type, fields, fields.encode());
+    // Answered once stored: while the database is away the tracker holds and retries it for up to
+    // EVENT_WRITE_RETRY_SECONDS, so the wait is as long.
+    run.lastEvent = bus.request(Addresses.SUBMISSIONS_PROGRESS, event, new DeliveryOptions()
+            .setSendTimeout(config.database().eventWriteRetry().plusMinutes(1).toMillis()))
+        .onFailure(error -> log.error("progress {} for {} was not taken: {}", type, run.id, error.toString()));
+  }
+
+  /**
+   * Puts the run's report pieces together and stores them; {@code PROFILED}'s {@code report} then says whether it
+   * was stored, and why not. Never fails: a profile without its file is still a result.
+   */
+  private Future<Void> storeReport(Run run, JsonObject fields) {
+    Object value = fields.getValue("report");
+    JsonObject declared = value instanceof JsonObject object ? object : null;
+    ReportPieces.Outcome outcome = run.report.assemble(declared);
+    JsonObject said = declared == null ? new JsonObject() : declared;
+    fields.put("report", said);
+    if (!outcome.whole()) {
+      log.warn("submission {}: its profile report is not kept: {}", run.id, outcome.problem());
+      said.put("stored", false).put("problem", outcome.problem());
+      return Future.succeededFuture();
+    }
+    ProfileReport report = new ProfileReport(run.id, outcome.name(), outcome.sha256(), outcome.content());
+    return bus.request(Addresses.STORE_PROFILE_PUT, report, new DeliveryOptions().setSendTimeout(60_000))
+        .transform(ar -> {
+          said.put("stored", ar.succeeded());
+          if (ar.failed()) {
+            log.warn("submission {}: its profile report could not be stored: {}", run.id, ar.cause().toString());
+            said.put("problem", "the report could not be stored: " + ar.cause().getMessage());
+          }
+          return Future.<Void>succeededFuture();
+        });
+  }
+
   /** Reports the end of a run, then answers whoever waits for it to be gone. */
   private void finish(Run run, Integer exitCode, List<String> logTail, String startError) {
     finish(run, exitCode, logTail, startError, null, null);
@@ -306,7 +346,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     }
     Progress.Exit exit = new Progress.Exit(run.id, exitCode, run.killRequested, run.timedOut, run.terminalSeen,
         startError, logTail, failure, failureFields);
-    bus.<String>request(Addresses.SUBMISSIONS_PROGRESS, exit)
+    // After the run's last event, which may still wait for its report to be stored.
+    run.afterReport.compose(v -> bus.<String>request(Addresses.SUBMISSIONS_PROGRESS, exit))
         .onSuccess(reply -> run.gone.complete(reply.body()))
         .onFailure(error -> {
           if (stopping) {
@@ -364,6 +405,10 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     boolean finished;
     long timer = -1;
     Future<?> lastEvent = Future.succeededFuture();
+    /** The profiler report's pieces, until PROFILED says the run is done. */
+    final ReportPieces report = new ReportPieces();
+    /** Done once the report is stored (or known not to be): what the run says after PROFILED waits for it. */
+    Future<Void> afterReport = Future.succeededFuture();
 
     Run(String id, boolean provisions) {
       this.id = id;

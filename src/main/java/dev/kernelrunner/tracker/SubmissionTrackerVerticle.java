@@ -338,7 +338,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       stored = tracked.chain.transform(ignored -> Bus.request(bus, storeAddress, append)).map(EventFrame::fromJson);
       tracked.requeued = stored.mapEmpty();
     } else {
-      JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED ? fields : null;
+      JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED || type == EventType.PROFILED
+          ? fields : null;
       JsonObject errorRow = !type.isError() ? null : new JsonObject().put("type", type.name())
           .put("message", fields.getValue("message")).put("details", fields.getValue("details"));
       boolean cancelled = type == EventType.CANCELLED;
@@ -447,6 +448,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       case COMPILING -> "compile";
       case CHECKING -> "check";
       case BENCHMARKING -> "benchmark";
+      case PROFILING -> "profile";
       default -> null;
     };
     if (phase != null && tracked.enteredAt != 0) {

@@ -20,7 +20,7 @@ import java.util.function.Supplier;
 final class TrackerMeters {
   /** Statuses a submission can be in before it ends: one gauge each per GPU type. */
   static final List<EventType> LIVE_STATUSES = List.of(EventType.IN_QUEUE, EventType.PROVISIONING,
-      EventType.COMPILING, EventType.CHECKING, EventType.CHECKED, EventType.BENCHMARKING);
+      EventType.COMPILING, EventType.CHECKING, EventType.CHECKED, EventType.BENCHMARKING, EventType.PROFILING);
   private static final Set<String> CANCEL_REASONS = Set.of("owner", "admin", "client_disconnected", "killed");
   private static final Duration[] PHASE_BUCKETS = {Duration.ofMillis(100), Duration.ofMillis(500),
       Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10),

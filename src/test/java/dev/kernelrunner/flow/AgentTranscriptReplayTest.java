@@ -61,8 +61,11 @@ class AgentTranscriptReplayTest {
     for (String line : Files.readAllLines(TRANSCRIPTS.resolve(name + ".jsonl"))) {
       printed.add(new JsonObject(line));
     }
-    List<String> agentTypes = printed.stream().map(e -> e.getString("type")).toList();
-    String mode = agentTypes.contains("BENCHMARKING") || agentTypes.contains("BENCHMARKED") ? "benchmark" : "check";
+    List<String> printedTypes = printed.stream().map(e -> e.getString("type")).toList();
+    // The report's pieces are kept beside the submission, never streamed.
+    List<String> agentTypes = printedTypes.stream().filter(t -> !"PROFILE_REPORT".equals(t)).toList();
+    String mode = agentTypes.contains("PROFILING") ? "profile"
+        : agentTypes.contains("BENCHMARKING") || agentTypes.contains("BENCHMARKED") ? "benchmark" : "check";
     String id = service.submit(token, "// agent: replay:" + name, mode);
     try (SseClient stream = service.events(id, token, Map.of())) {
       List<Frame> frames = stream.untilEnd(Duration.ofSeconds(30));
@@ -77,6 +80,13 @@ class AgentTranscriptReplayTest {
       assertEquals(last.getJsonArray("test_results").size(), stored.getJsonArray("benchmark_results").size());
       assertEquals("NVIDIA H100 80GB HBM3",
           stored.getJsonObject("result").getJsonObject("device").getJsonObject("start").getString("name"));
+    } else if ("PROFILED".equals(last.getString("type"))) {
+      assertEquals(last.getInteger("total_tests"), stored.getJsonArray("profile_results").size());
+      JsonObject report = stored.getJsonObject("result").getJsonObject("report");
+      assertEquals(true, report.getBoolean("stored"), report.encode());
+      TestService.Download file = service.download("/api/submissions/" + id + "/profile", token);
+      assertEquals(200, file.status());
+      assertEquals(last.getJsonObject("report").getInteger("size"), file.body().length);
     } else if (!"CHECKED".equals(last.getString("type"))) {
       assertEquals(last.getString("message"), stored.getJsonObject("error").getString("message"));
     }

@@ -45,4 +45,30 @@ class EventTypeTest {
     assertFalse(COMPILING.accepts(IN_QUEUE, Mode.BENCHMARK));
     assertFalse(IN_QUEUE.fromAgent() || CANCELLED.fromAgent());
   }
+
+  @Test
+  void profileModeGoesFromCheckedThroughProfilingToProfiled() {
+    assertTrue(CHECKED.accepts(PROFILING, Mode.PROFILE));
+    assertTrue(PROFILING.accepts(PROFILE_RESULT, Mode.PROFILE));
+    assertTrue(PROFILING.accepts(PROFILED, Mode.PROFILE));
+    assertTrue(PROFILED.isTerminal(Mode.PROFILE));
+    assertFalse(CHECKED.isTerminal(Mode.PROFILE));
+    // Each mode keeps to its own phases: no profile in a benchmark, no benchmark in a profile.
+    assertFalse(CHECKED.accepts(PROFILING, Mode.BENCHMARK));
+    assertFalse(CHECKED.accepts(PROFILED, Mode.CHECK));
+    assertFalse(CHECKED.accepts(BENCHMARKING, Mode.PROFILE));
+    assertFalse(CHECKING.accepts(PROFILE_RESULT, Mode.PROFILE));
+    for (EventType next : values()) {
+      assertFalse(PROFILED.accepts(next, Mode.PROFILE), next.name());
+    }
+  }
+
+  @Test
+  void reportPiecesAreNeverLifecycleEvents() {
+    for (EventType status : values()) {
+      for (Mode mode : Mode.values()) {
+        assertFalse(status.accepts(PROFILE_REPORT, mode), status + " " + mode);
+      }
+    }
+  }
 }

@@ -129,6 +129,18 @@ public final class TestService implements AutoCloseable {
     return send(HttpRequest.newBuilder(uri(path)).GET(), token);
   }
 
+  /** A GET whose body is bytes (a download). */
+  public record Download(int status, byte[] body, Map<String, List<String>> headers) {}
+
+  public Download download(String path, String token) throws IOException, InterruptedException {
+    HttpRequest.Builder request = HttpRequest.newBuilder(uri(path)).GET().timeout(Duration.ofSeconds(60));
+    if (token != null) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    HttpResponse<byte[]> response = http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+    return new Download(response.statusCode(), response.body(), response.headers().map());
+  }
+
   public Response post(String path, String token, String body) throws IOException, InterruptedException {
     return send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body)), token);
