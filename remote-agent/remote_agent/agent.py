@@ -253,6 +253,10 @@ class Agent:
             done = done or kind == "DONE"
         if child.returncode != 0 or not done:
             tool_log = _read(os.path.join(work, "ncu.log")) if toolchain.kind != "hipcc" else ""
+            refusal = profiler.tool_refusal(tool_log + stderr)
+            if refusal:
+                self.out.emit("ERROR", message=refusal, details=events.trim(tool_log.strip()))
+                return
             self.out.emit("RUNTIME_ERROR", message="the kernel failed under " + name + " (exit code "
                           + str(child.returncode) + ")", details=events.trim((tool_log + stderr).strip()))
             return

@@ -54,6 +54,17 @@ def ncu_command(ncu, report_base, log_file, argv):
             "--log-file", log_file, *argv]
 
 
+def tool_refusal(log_text):
+    """The operator's problem, not the kernel's, when ncu could not profile at all: the message to say so, or None.
+    ERR_NVGPUCTRPERM is ncu's code for a user the driver does not let read the performance counters (by default
+    only root may; the service runs agents as an unprivileged user)."""
+    if "ERR_NVGPUCTRPERM" in (log_text or ""):
+        return ("this GPU machine does not let the agent's user read the GPU's performance counters "
+                "(Nsight Compute: ERR_NVGPUCTRPERM); its operator can allow it with the NVIDIA driver option "
+                "NVreg_RestrictProfilingToAdminUsers=0")
+    return None
+
+
 def ncu_import_commands(ncu, report):
     """The report read back: the raw page (every metric, base units) and the details page with each rule's
     one-line advice."""

@@ -53,6 +53,12 @@ class NcuTest(unittest.TestCase):
         self.assertEqual(large["hint_rule"], "SOLBottleneck")
         self.assertIn("Memory is more heavily utilized than Compute", large["hint"])
 
+    def test_a_user_barred_from_the_counters_is_the_operators_error(self):
+        log = ("==PROF== Connected to process 1\n==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to "
+               "access NVIDIA GPU Performance Counters on the target device 0.\n")
+        self.assertIn("NVreg_RestrictProfilingToAdminUsers=0", profiler.tool_refusal(log))
+        self.assertIsNone(profiler.tool_refusal("==ERROR== The application returned an error code (1).\n"))
+
     def test_nothing_parses_from_an_error(self):
         self.assertEqual(profiler.parse_ncu_raw("==ERROR== the profiling permissions are missing\n"), [])
         self.assertEqual(profiler.parse_ncu_hints(""), {})
