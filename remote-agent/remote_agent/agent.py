@@ -11,7 +11,7 @@ import threading
 import time
 import traceback
 
-from remote_agent import catalog, compiler, device, events, launcher, profiler
+from remote_agent import catalog, compiler, device, events, launcher, physics, profiler, verification
 from remote_agent.payload import PayloadError, parse
 
 FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "BENCHMARKING", "BENCHMARK_RESULT",
@@ -73,8 +73,19 @@ class Agent:
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
                 return
-            if self.execute(payload, problem, library, symbol, work) and payload.mode == "profile":
+            report = self.execute(payload, problem, library, symbol, work)
+            if report is None:
+                return
+            claims = report.summary["test_results"] if payload.mode == "benchmark" else None
+            verdict = self.verify(payload, problem, toolchain, work, library, symbol, claims)
+            if verdict is None:
+                return
+            if payload.mode == "check":
+                self.out.emit("CHECKED", **dict(report.checked, verification=verdict))
+            elif payload.mode == "profile":
                 self.profile(payload, problem, toolchain, work)
+            else:
+                self.benchmarked(payload, problem, report, verdict)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -127,8 +138,9 @@ class Agent:
         return [sys.executable, "-m", "remote_agent.worker", job_file], env
 
     def execute(self, payload, problem, library, symbol, work):
-        """Runs the worker (check, then benchmark in that mode); True when it checked the kernel and the
-        submission is not over yet (profile mode goes on from there)."""
+        """Runs the worker (check, then benchmark in that mode). Its reports are the solution's own process
+        speaking, so nothing it says ends the submission well: a WorkerReport (its CHECKED, held in check mode,
+        and its SUMMARY) goes to the judge first. None when the submission is over (an error was sent)."""
         job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
                "mode": "check" if payload.mode == "profile" else payload.mode, "problems_dir": self.problems_dir,
                "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
@@ -157,6 +169,7 @@ class Agent:
         phase, limit = "check", payload.limits["test_seconds"]
         deadline = time.monotonic() + limit
         summary = None
+        checked = None
         finished = False
         while True:
             try:
@@ -165,7 +178,7 @@ class Agent:
                 self._kill(child)
                 self.out.emit("TIME_LIMIT_EXCEEDED", phase=phase, limit_seconds=limit,
                               message="the " + phase + " phase took longer than " + str(limit) + " s")
-                return False
+                return None
             if line is None:
                 break
             try:
@@ -182,6 +195,8 @@ class Agent:
                 summary = message
             elif kind == "DONE":
                 finished = True
+            elif kind == "CHECKED" and payload.mode == "check":
+                checked = message  # the end of a check-mode run: only once the judge agrees
             elif kind in FORWARDED:
                 self.out.emit(kind, **message)
                 if kind in events.TERMINAL:
@@ -189,20 +204,109 @@ class Agent:
         code = child.wait()
         err_thread.join(timeout=2)
         if self.out.finished:
-            return False
+            return None
         tail = events.trim("".join(stderr_tail).strip())
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals.__members__.values() else str(-code)
             self.out.emit("RUNTIME_ERROR", message="the kernel crashed the process (" + name + ")", details=tail)
-        elif not finished:
+        elif not finished or code != 0:
             self.out.emit("RUNTIME_ERROR", message="the kernel's process ended with code " + str(code)
                           + " before finishing", details=tail)
-        elif payload.mode == "benchmark" and summary is not None:
-            summary["device"] = {"start": device_start, "end": device.info(), "runtime": summary.pop("runtime")}
-            self.out.emit("BENCHMARKED", **summary)
-        elif payload.mode == "benchmark":
+        elif payload.mode == "benchmark" and not _summary_ok(summary):
             self.out.emit("ERROR", message="the benchmark ended without results", details=tail)
-        return not self.out.finished and finished and code == 0
+        elif payload.mode == "check" and checked is None:
+            self.out.emit("RUNTIME_ERROR", message="the kernel's process ended without checking", details=tail)
+        else:
+            return WorkerReport(summary, checked, device_start)
+        return None
+
+    # ---- the judge
+
+    def verify(self, payload, problem, toolchain, work, library, symbol, claims):
+        """The judge's verdict on the solution (remote_agent/judge.py): every test once more, on inputs only the
+        judge knows, called by a fresh worker on buffers the judge owns and checks. With ``claims`` (the worker's
+        per-test times) that worker runs under the profiler, which times each call itself. Returns the verdict,
+        or None when the submission is over (an error was sent)."""
+        job = {"problem": problem.slug, "dtype": payload.dtype, "problems_dir": self.problems_dir}
+        argv, env = self._worker_argv(work, dict(job, library=library, symbol=symbol, mode="serve"),
+                                      "serve-job.json")
+        tool = profiler.find_tool(toolchain.kind) if claims is not None else None
+        report_base = os.path.join(work, "verify")
+        if tool and toolchain.kind == "hipcc":
+            argv = profiler.rocprof_command(tool, report_base, argv)
+        elif tool:
+            argv = profiler.verify_command(tool, report_base, os.path.join(work, "verify-ncu.log"), argv)
+        limit = payload.limits["test_seconds"]
+        outcome = verification.run([sys.executable, "-m", "remote_agent.judge"], argv, env, work, job,
+                                   payload.input_secret or os.urandom(32), limit + (120 if tool else 0), log)
+        failure = outcome.failure or {}
+        where = "test %s (%s)" % (failure.get("test_id"), failure.get("name"))
+        if outcome.status == "FAILED":
+            debug = failure.get("debug_info") or {}
+            debug.pop("seed", None)  # the judge's inputs stay secret
+            message = (where + ": the solution modified its inputs ('" + str(debug.get("modified_input")) + "')"
+                       if "modified_input" in debug else where + " does not match the reference on fresh inputs "
+                       "that only the judge knew (checked outside the solution's process)")
+            self.out.emit("WRONG_ANSWER", message=message, debug_info=debug, passed_tests=len(outcome.results) - 1,
+                          total_tests=len(problem.cases))
+            return None
+        if outcome.status == "CRASHED":
+            self.out.emit("RUNTIME_ERROR", message="the kernel's process ended (code " + str(outcome.exit_code)
+                          + ") when it was called on the judge's inputs", details=events.trim(outcome.worker_log))
+            return None
+        if outcome.status == "TIMEOUT":
+            self.out.emit("TIME_LIMIT_EXCEEDED", phase="verify", limit_seconds=limit,
+                          message="checking on the judge's inputs took longer than " + str(limit) + " s")
+            return None
+        if outcome.status != "PASSED":
+            self.out.emit("ERROR", message="the judge could not check the solution: " + outcome.message,
+                          details=events.trim(outcome.worker_log))
+            return None
+        verdict = {"judge": "passed", "tests": len(outcome.results)}
+        if claims is not None:
+            verdict["timing"] = self._cross_check(toolchain, tool, report_base, claims)
+        return verdict
+
+    @staticmethod
+    def _cross_check(toolchain, tool, report_base, claims):
+        """The worker's claimed times against the profiler's own (a fresh process, the judge's inputs)."""
+        if tool is None:
+            return {"status": "not_checked", "reason": "no profiler on this GPU machine"}
+        if toolchain.kind == "hipcc":
+            name, tests = "rocprofv3", profiler.parse_rocprof(report_base)
+        else:
+            name = "Nsight Compute"
+            raw, _ = profiler.ncu_import_commands(tool, report_base + ".ncu-rep")
+            done = subprocess.run(raw, capture_output=True, text=True, timeout=120)
+            tests = profiler.ncu_tests(done.stdout, "")
+        return dict(profiler.cross_check(claims, tests), by=name)
+
+    def benchmarked(self, payload, problem, report, verdict):
+        """BENCHMARKED from the worker's summary, once the judge passed it: with the verdict, the device readings,
+        and a check against physics (a time under the device's floor is impossible: ERROR)."""
+        summary = report.summary
+        device_end = device.info()
+        name = device_end.get("name") or report.device_start.get("name") or ""
+        review = payload.benchmark.get("review_speedup", DEFAULT_REVIEW_SPEEDUP)
+        for result in summary["test_results"]:
+            case = next((c for c in problem.cases if c["test_id"] == result.get("test_id")), None)
+            if case is None:
+                continue
+            floor = physics.floor_ms(name, problem.bytes_moved(case["sizes"], payload.dtype),
+                                     problem.flops(case["sizes"]))
+            result["floor_ms"] = floor
+            if physics.impossible(result.get("runtime_ms"), floor):
+                self.out.emit("ERROR", message="test %d (%s): %.6f ms is faster than the device can move the data "
+                              "(%s: at least %.6f ms)" % (case["test_id"], case["name"], result["runtime_ms"],
+                                                          name, floor), details=json.dumps(result)[:4000])
+                return
+        speedups = [r.get("speedup") or 0 for r in summary["test_results"]]
+        timing = verdict.get("timing", {})
+        summary["verification"] = verdict
+        summary["unverified"] = timing.get("status") == "unverified"
+        summary["needs_review"] = bool(speedups) and max(speedups) > review
+        summary["device"] = {"start": report.device_start, "end": device_end, "runtime": summary.pop("runtime", None)}
+        self.out.emit("BENCHMARKED", **summary)
 
     # ---- profile mode
 
@@ -293,6 +397,22 @@ class Agent:
         except ProcessLookupError:
             pass
         child.wait()
+
+
+DEFAULT_REVIEW_SPEEDUP = 10.0
+
+
+class WorkerReport:
+    """What the worker said at its end: its summary (benchmark mode), its CHECKED (check mode, held)."""
+
+    def __init__(self, summary, checked, device_start):
+        self.summary = summary
+        self.checked = checked or {}
+        self.device_start = device_start or {}
+
+
+def _summary_ok(summary):
+    return isinstance(summary, dict) and isinstance(summary.get("test_results"), list)
 
 
 def _read(path):

@@ -27,6 +27,9 @@ class Payload:
     mode: str
     limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
     benchmark: dict = field(default_factory=dict)
+    # The submission's input secret (the service's, never shown to its owner): only the judge derives inputs from
+    # it; None (an older service) makes the agent draw one of its own.
+    input_secret: bytes = None
 
 
 def take_event_key(raw_bytes):
@@ -88,9 +91,21 @@ def parse(raw_bytes):
         if not isinstance(benchmark, dict):
             raise ValueError("not an object")
         StoppingRule.from_settings(benchmark)
+        review = benchmark.get("review_speedup", 10.0)
+        if isinstance(review, bool) or not isinstance(review, (int, float)) or review <= 1:
+            raise ValueError("review_speedup must be a number above 1")
     except (TypeError, ValueError) as e:
-        problems.append("benchmark must be an object of min_runs, max_runs, target_cv, long_run_seconds and "
-                        "long_runs: " + str(e))
+        problems.append("benchmark must be an object of min_runs, max_runs, target_cv, long_run_seconds, "
+                        "long_runs and review_speedup: " + str(e))
+    secret = data.get("input_secret")
+    input_secret = None
+    if secret is not None:
+        try:
+            input_secret = bytes.fromhex(secret) if isinstance(secret, str) else None
+        except ValueError:
+            input_secret = None
+        if input_secret is None or len(input_secret) < 16:
+            problems.append("input_secret must be at least 16 bytes in hex")
     if problems:
         raise PayloadError(problems)
-    return Payload(submission_id, problem, language, dtype, code, mode, limits, benchmark)
+    return Payload(submission_id, problem, language, dtype, code, mode, limits, benchmark, input_secret)

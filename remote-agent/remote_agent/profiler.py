@@ -65,6 +65,40 @@ def tool_refusal(log_text):
     return None
 
 
+def verify_command(ncu, report_base, log_file, argv):
+    """Nsight Compute around the judge's calls: only the device time of each kernel in our per-test ranges, at the
+    clocks the device runs at and with caches flushed (the oracle's settings, docs/benchmarks.md)."""
+    return [ncu, "--nvtx", "--nvtx-include", "regex:" + RANGE_PREFIX + ".*/", "--target-processes", "all",
+            "--clock-control", "none", "--cache-control", "all", "--metrics", "gpu__time_duration.sum",
+            "--export", report_base, "--force-overwrite", "--log-file", log_file, *argv]
+
+
+# A claimed time this much under the profiler's (and 1 us more) is not noise: the oracle found the agent within 3%
+# (>= 20 us) or 1 us (below) of Nsight Compute for every self-test kernel.
+CROSS_CHECK_SHARE = 0.9
+CROSS_CHECK_US = 1.0
+
+
+def cross_check(claims, tests):
+    """The worker's per-test claims ({test_id, name, runtime_ms}) against the profiler's per-test kernels: status
+    "verified", or "unverified" with a problem per test that the profiler contradicts (or saw no kernel in)."""
+    rows, problems = [], []
+    for claim in claims:
+        kernels = tests.get(claim.get("test_id"), [])
+        times = [k["duration_ms"] for k in kernels if k.get("duration_ms") is not None]
+        seen = sum(times) if times else None
+        claimed = claim.get("runtime_ms")
+        rows.append({"test_id": claim.get("test_id"), "name": claim.get("name"), "claimed_ms": claimed,
+                     "profiler_ms": seen, "kernels": len(kernels),
+                     "ratio": claimed / seen if seen and claimed is not None else None})
+        where = "test %s (%s)" % (claim.get("test_id"), claim.get("name"))
+        if seen is None:
+            problems.append(where + ": the profiler saw no kernel of the solution's")
+        elif claimed is None or claimed < CROSS_CHECK_SHARE * seen - CROSS_CHECK_US / 1000:
+            problems.append(where + ": timed at %s ms, but the profiler saw %.6f ms of kernels" % (claimed, seen))
+    return {"status": "unverified" if problems else "verified", "tests": rows, "problems": problems}
+
+
 def ncu_import_commands(ncu, report):
     """The report read back: the raw page (every metric, base units) and the details page with each rule's
     one-line advice."""

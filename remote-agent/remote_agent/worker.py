@@ -4,9 +4,13 @@ benchmarks it. ``python3 -m remote_agent.worker JOB_FILE``.
 It speaks to the agent on its original stdout, one ``{"event": TYPE, ...}`` JSON line per message; fd 1 is
 pointed at stderr before any user code is loaded, so whatever the user prints goes to the log instead.
 A crash, an illegal memory access or a hang here takes down this process only; the agent reports it."""
+import base64
 import ctypes
+import dataclasses
 import json
 import os
+import pickle
+import secrets
 import sys
 import traceback
 
@@ -79,48 +83,96 @@ def _persisting_l2_reset():
 CTYPES = {"float": ctypes.c_float, "int": ctypes.c_int, "size_t": ctypes.c_size_t}
 
 
-class Runner:
+@dataclasses.dataclass
+class InputSet:
+    """One call's inputs (fresh contents), their private copies, its poisoned outputs and its arguments."""
+    seed: int
+    inputs: dict
+    copies: dict
+    outputs: dict
+    args: list
+
+
+def _wrong_message(case, debug, timed=False):
+    where = "test " + str(case["test_id"]) + " (" + case["name"] + ")"
+    if "modified_input" in debug:
+        return where + ": the solution modified its inputs ('" + debug["modified_input"] + "' changed)"
+    if timed:
+        return where + " gave a wrong result in timed run " + str(debug.get("sample", "?")) + " (each timed run has " \
+            "inputs of its own, and every output is checked)"
+    return where + " does not match the reference"
+
+
+class Harness:
+    """A problem's tests as calls: fresh input sets, poisoned outputs, arguments, and the check against the
+    reference. Shared by the worker (which runs the solution) and the judge (which never loads it)."""
+
     def __init__(self, job, torch):
         self.job = job
         self.torch = torch
         self.problem = catalog.load(job["problem"], job.get("problems_dir", catalog.PROBLEMS_DIR))
         self.dtype = getattr(torch, job["dtype"])
-        self.rule = stats.StoppingRule.from_settings(job.get("benchmark"))
-        lib = ctypes.CDLL(job["library"])
-        self.fn = getattr(lib, job["symbol"])
-        self.fn.restype = None
-        self.fn.argtypes = [ctypes.c_void_p if p["pointer"] else CTYPES[p["type"]]
-                            for p in self.problem.parameters]
-        self.nvml = Nvml()
-        props = torch.cuda.get_device_properties(0)
-        l2 = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
-        # Twice the device's own L2, READ before every timed run: it evicts everything the last run left and
-        # leaves only clean lines. A flush that writes (as every peer's does) leaves L2 full of dirty lines that
-        # the timed kernel must write back first: +9.6% at 56 us on the H100 against Nsight Compute.
-        self.flush_source = torch.ones(max(1, 2 * l2 // 4), dtype=torch.int32, device="cuda")
-        self.flush_sink = torch.empty((), dtype=torch.int64, device="cuda")
-        self.reset_persisting = _persisting_l2_reset() if not getattr(torch.version, "hip", None) else None
-        self.device_name = props.name
-        self._window = None
-        # A GPU-side spin queued after the flush keeps the GPU busy while the host reaches the call, however
-        # slow the host is that moment (seen: 30 us gaps), so no launch gap is ever timed. ~200 us of cycles.
-        clock_khz = getattr(props, "clock_rate", 0) or 2_000_000
-        self.lead_cycles = int(clock_khz * 1000 * 200e-6)
-        self.spin = getattr(torch.cuda, "_sleep", None)
+        self._shapes = {}
 
     # ---- inputs, outputs, calls
 
-    def case_data(self, case):
+    def input_set(self, case, seed=None):
+        """A fresh input set for one call: new random contents from a seed nobody could know before (the
+        submission's code included), a private copy of every input tensor (to find a call that modified its
+        inputs, and to compute the reference from), and output buffers allocated now and poisoned. The reference
+        is computed only after the call (``verify``): while the solution runs there is no answer anywhere in
+        memory to find."""
         torch = self.torch
-        seed = self.problem.seed(case["test_id"])
+        seed = secrets.randbits(63) if seed is None else seed
         gen = torch.Generator(device="cuda")
         gen.manual_seed(seed)
         inputs = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
-        wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in inputs.items()}
+        copies = {k: v.clone() for k, v in inputs.items() if torch.is_tensor(v)}
+        shapes = self.problem.module.output_shapes(case["sizes"]) if hasattr(self.problem.module, "output_shapes") \
+            else None
+        outputs = {}
+        for name in self.problem.outputs():
+            shape = shapes[name] if shapes else self._output_shape(case, inputs, name)
+            outputs[name] = torch.empty(shape, dtype=self.dtype, device="cuda")
+        self.poison(outputs)
+        return InputSet(seed, inputs, copies, outputs, self.call_args(case, inputs, outputs))
+
+    def _output_shape(self, case, inputs, name):
+        """The output's shape, from the reference run once per case on a tiny stand-in (cached)."""
+        key = (case["test_id"], name)
+        if key not in self._shapes:
+            torch = self.torch
+            gen = torch.Generator(device="cuda")
+            gen.manual_seed(0)
+            probe = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
+            wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in probe.items()}
+            for out, value in self.problem.module.reference(wide, torch).items():
+                self._shapes[(case["test_id"], out)] = tuple(value.shape)
+                value.zero_()
+            del probe, wide
+        return self._shapes[key]
+
+    def verify(self, case, data, sample=None):
+        """After a call (the device synchronized): the inputs as they were, then every output against the
+        reference computed now from the private copies. None, or the debug info of the first mismatch. The
+        reference is scrubbed before it is freed, so no later call finds an answer in freed memory."""
+        torch = self.torch
+        for name, copy in data.copies.items():
+            if not torch.equal(data.inputs[name], copy):
+                return {"modified_input": name, "seed": data.seed, "sample": sample,
+                        "message": "the solution modified its input '" + name + "' (inputs are read-only)"}
+        wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in data.copies.items()}
+        wide.update({k: v for k, v in data.inputs.items() if not torch.is_tensor(v)})
         expected = self.problem.module.reference(wide, torch)
-        outputs = {name: torch.empty(tuple(expected[name].shape), dtype=self.dtype, device="cuda")
-                   for name in self.problem.outputs()}
-        return seed, inputs, expected, outputs
+        try:
+            debug = self.compare(case, expected, data.outputs, data.seed)
+        finally:
+            for value in list(expected.values()) + list(wide.values()):
+                if torch.is_tensor(value):
+                    value.zero_()
+        if debug is not None and sample is not None:
+            debug["sample"] = sample
+        return debug
 
     def poison(self, outputs):
         for tensor in outputs.values():
@@ -168,6 +220,34 @@ class Runner:
                 }
         return None
 
+class Runner(Harness):
+    """The solution's library loaded in this process: checked, timed, profiled, or called for the judge."""
+
+    def __init__(self, job, torch):
+        super().__init__(job, torch)
+        self.rule = stats.StoppingRule.from_settings(job.get("benchmark"))
+        lib = ctypes.CDLL(job["library"])
+        self.fn = getattr(lib, job["symbol"])
+        self.fn.restype = None
+        self.fn.argtypes = [ctypes.c_void_p if p["pointer"] else CTYPES[p["type"]]
+                            for p in self.problem.parameters]
+        self.nvml = Nvml()
+        props = torch.cuda.get_device_properties(0)
+        l2 = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
+        # Twice the device's own L2, READ before every timed run: it evicts everything the last run left and
+        # leaves only clean lines. A flush that writes (as every peer's does) leaves L2 full of dirty lines that
+        # the timed kernel must write back first: +9.6% at 56 us on the H100 against Nsight Compute.
+        self.flush_source = torch.ones(max(1, 2 * l2 // 4), dtype=torch.int32, device="cuda")
+        self.flush_sink = torch.empty((), dtype=torch.int64, device="cuda")
+        self.reset_persisting = _persisting_l2_reset() if not getattr(torch.version, "hip", None) else None
+        self.device_name = props.name
+        self._window = None
+        # A GPU-side spin queued after the flush keeps the GPU busy while the host reaches the call, however
+        # slow the host is that moment (seen: 30 us gaps), so no launch gap is ever timed. ~200 us of cycles.
+        clock_khz = getattr(props, "clock_rate", 0) or 2_000_000
+        self.lead_cycles = int(clock_khz * 1000 * 200e-6)
+        self.spin = getattr(torch.cuda, "_sleep", None)
+
     # ---- phases
 
     def check(self):
@@ -175,17 +255,15 @@ class Runner:
         total = len(cases)
         send("CHECKING", total_tests=total)
         for case in cases:
-            seed, inputs, expected, outputs = self.case_data(case)
-            self.poison(outputs)
+            data = self.input_set(case)
             self.torch.cuda.synchronize()
-            self.fn(*self.call_args(case, inputs, outputs))
+            self.fn(*data.args)
             self.torch.cuda.synchronize()
-            debug = self.compare(case, expected, outputs, seed)
+            debug = self.verify(case, data)
             result = {"test_id": case["test_id"], "name": case["name"], "status": "FAILED" if debug else "PASSED"}
             send("TEST_RESULT", result=result, total_tests=total)
             if debug:
-                send("WRONG_ANSWER", message="test " + str(case["test_id"]) + " (" + case["name"]
-                     + ") does not match the reference", debug_info=debug,
+                send("WRONG_ANSWER", message=_wrong_message(case, debug), debug_info=debug,
                      passed_tests=case["test_id"] - 1, total_tests=total)
                 return False
         send("CHECKED", passed_tests=total, total_tests=total)
@@ -197,14 +275,34 @@ class Runner:
         and none of ours (inputs, poison) is."""
         nvtx = self.torch.cuda.nvtx
         for case in self.problem.cases:
-            seed, inputs, expected, outputs = self.case_data(case)
-            args = self.call_args(case, inputs, outputs)
-            self.poison(outputs)
+            data = self.input_set(case)
             self.torch.cuda.synchronize()
             nvtx.range_push(profiler.RANGE_PREFIX + str(case["test_id"]))
-            self.fn(*args)
+            self.fn(*data.args)
             self.torch.cuda.synchronize()
             nvtx.range_pop()
+
+    def serve_calls(self, lines):
+        """For the judge: each ``CALL <id> <base64 pickle>`` line (from the judge, through the agent) names buffers the
+        judge owns (CUDA IPC handles) and the values of one call; the solution is called on them once, inside an
+        NVTX range ``kr-test-<id>`` (so that a profiler around this process times exactly that call), and
+        ``CALLED <id>`` answers once the device is done. Whatever the solution writes anywhere changes only the
+        buffers it was given; the judge checks them."""
+        torch = self.torch
+        nvtx = torch.cuda.nvtx
+        for line in lines:
+            if not line.startswith("CALL "):
+                continue
+            request = pickle.loads(base64.b64decode(line.split(" ", 2)[2]))
+            tensors = {name: rebuild(*args) for name, (rebuild, args) in request["tensors"].items()}
+            args = [tensors[value].data_ptr() if kind == "tensor" else value for kind, value in request["spec"]]
+            torch.cuda.synchronize()
+            nvtx.range_push(profiler.RANGE_PREFIX + str(request["test_id"]))
+            self.fn(*args)
+            torch.cuda.synchronize()
+            nvtx.range_pop()
+            del tensors
+            send("CALLED", test_id=request["test_id"])
 
     def flush(self):
         """Persisting L2 lines reset, then L2 filled with clean lines of our own buffer (read, never written)."""
@@ -212,13 +310,12 @@ class Runner:
             self.reset_persisting()
         self.torch.sum(self.flush_source, dim=0, out=self.flush_sink)
 
-    def time_once(self, run, outputs):
-        """One timed run, as triton's do_bench does it: poisoning the outputs and flushing L2 are queued ahead
-        of the start event, so the GPU is still busy with them while the host reaches the call, and no idle
-        launch gap is timed. GPU events on the legacy default stream (which waits for blocking streams), then
-        a device-wide sync. Returns the events' milliseconds."""
+    def time_once(self, run):
+        """One timed run, as triton's do_bench does it: flushing L2 is queued ahead of the start event, so the GPU
+        is still busy with it while the host reaches the call, and no idle launch gap is timed. GPU events on the
+        legacy default stream (which waits for blocking streams), then a device-wide sync. Returns the events'
+        milliseconds."""
         torch = self.torch
-        self.poison(outputs)
         self.flush()
         if self.spin is not None:
             self.spin(self.lead_cycles)
@@ -230,7 +327,7 @@ class Runner:
         torch.cuda.synchronize()
         return start.elapsed_time(end)
 
-    def device_span(self, run, outputs, calls=2):
+    def device_span(self, prepare, calls=2, check_after=None):
         """The median, over ``calls`` runs, of how long the device was busy with what one call enqueued, on any
         stream: from the first activity's start to the last one's end, as the GPU's profiling interface (CUPTI,
         through PyTorch's profiler) records them. None where the profiler cannot record device activity."""
@@ -241,12 +338,14 @@ class Runner:
             return None
         spans = []
         for _ in range(calls):
-            self.poison(outputs)
+            run = prepare()
             self.flush()
             torch.cuda.synchronize()
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
                 run()
                 torch.cuda.synchronize()
+            if check_after is not None:
+                check_after()
             device = [e for e in prof.events() if e.device_type.name != "CPU"]
             if not device:
                 return None
@@ -260,23 +359,28 @@ class Runner:
         event pair, not of a test. Measured per test it was once inflated tens of microseconds by what ran just
         before it (a 256 MB poison), and taken off every sample."""
         if self._window is None:
-            self._window = stats.median([self.time_once(lambda: None, {}) for _ in range(51)])
+            self._window = stats.median([self.time_once(lambda: None) for _ in range(51)])
         return self._window
 
-    def measure(self, run, outputs, check_after=None, guard=True):
+    def measure(self, prepare, check_after=None, guard=True):
         """One test's timing: CUDA events around the call after a clean flush, less the time of an empty event
         window; samples taken while the SM clock was throttled are discarded; and a guard: if the device was busy
         with the call's work (on any stream) clearly longer than the events saw, the device spans are the
-        figures instead."""
+        figures instead. ``prepare()`` makes a sample's call (on a fresh input set) outside the timed window;
+        ``check_after()`` checks that sample once it is done."""
         torch = self.torch
         max_clock = self.nvml.max_sm_clock()
-        run()  # warm-up, not timed
+        prepare()()  # warm-up, not timed
         torch.cuda.synchronize()
+        if check_after is not None:
+            check_after()
         window = self.empty_window()
         clocks, temperatures = [], []
 
         def sample():
-            event_ms = self.time_once(run, outputs)
+            run = prepare()
+            torch.cuda.synchronize()
+            event_ms = self.time_once(run)
             clocks.append(self.nvml.sm_clock())
             temperatures.append(self.nvml.temperature())
             if check_after is not None:
@@ -295,9 +399,9 @@ class Runner:
         method = ("CUDA events after an L2 read-flush and a persisting-L2 reset, less an empty event window ("
                   + "%.4f ms), median of %d" % (window, len(samples))
                   + (" (a small kernel: %d samples)" % rule.max_runs if small else "") + " unthrottled samples")
-        span = self.device_span(run, outputs) if guard else None
+        span = self.device_span(prepare, check_after=check_after) if guard else None
         if stats.escaped(stats.median(samples), span):
-            spans = [self.device_span(run, outputs, calls=1) for _ in range(9)]
+            spans = [self.device_span(prepare, calls=1, check_after=check_after) for _ in range(9)]
             samples = [x for x in spans if x is not None] or [span]
             timing = "device-span"
             method = ("device span of all the call's GPU work on every stream (profiler), median of %d: its work "
@@ -317,24 +421,33 @@ class Runner:
         send("BENCHMARKING", total_tests=len(cases))
         results = []
         for case in cases:
-            seed, inputs, expected, outputs = self.case_data(case)
-            args = self.call_args(case, inputs, outputs)
-            tampered = []
+            current = []
+            failure = []
+
+            def prepare():
+                current[:] = [self.input_set(case)]
+                return lambda: self.fn(*current[0].args)
 
             def verify():
-                debug = self.compare(case, expected, outputs, seed, sample=4096)
-                if debug and not tampered:
-                    tampered.append(debug)
+                # Every timed call's output counts, each against the reference of its own input set.
+                debug = self.verify(case, current[0], sample=len(samples_checked))
+                samples_checked.append(1)
+                if debug and not failure:
+                    failure.append(debug)
 
+            samples_checked = []
             clock_before = self.nvml.sm_clock()
-            ours = self.measure(lambda: self.fn(*args), outputs, verify)
+            ours = self.measure(prepare, verify)
             clock_after = self.nvml.sm_clock()
-            if tampered:
-                send("WRONG_ANSWER", message="test " + str(case["test_id"]) + " (" + case["name"]
-                     + ") gave a wrong result in a timed run (outputs are reset before each run)",
-                     debug_info=tampered[0], passed_tests=case["test_id"] - 1, total_tests=len(cases))
+            current.clear()
+            if failure:
+                send("WRONG_ANSWER", message=_wrong_message(case, failure[0], timed=True), debug_info=failure[0],
+                     passed_tests=case["test_id"] - 1, total_tests=len(cases))
                 return None
-            reference = self.measure(lambda: self.problem.module.reference(inputs, torch), {}, guard=False)
+            reference_inputs = self.input_set(case)
+            reference = self.measure(lambda: (lambda: self.problem.module.reference(reference_inputs.inputs, torch)),
+                                     guard=False)
+            del reference_inputs
             median = ours["median"]
             flops = self.problem.flops(case["sizes"])
             moved = self.problem.bytes_moved(case["sizes"], self.job["dtype"])
@@ -373,6 +486,10 @@ def main(argv):
         if job["mode"] == "profile":
             send("PHASE", name="profile")
             runner.profile_run()
+            send("DONE")
+            return 0
+        if job["mode"] == "serve":
+            runner.serve_calls(sys.stdin)
             send("DONE")
             return 0
         send("PHASE", name="check")

@@ -1,0 +1,90 @@
+"""The judge: checks a solution on inputs it alone knows, from a process the solution never runs in.
+``python3 -m remote_agent.judge``; the job (problem, dtype, the submission's input secret in hex) is the first line
+of its standard input, never a file: the worker that runs user code runs as the same user and could read one.
+
+The worker reports its own checks and times, and user code in it can write anything to any descriptor it has,
+those reports included. So the agent asks the judge: per test, the judge makes a fresh input set from the secret
+in buffers of its own, poisons the outputs, and hands the solution's process (a fresh worker in ``serve`` mode,
+through the agent) CUDA IPC handles to them; once that process says it has called the solution, the judge checks
+that the inputs are as they were and the outputs match the reference it computes itself. Nothing the solution
+does in its own process can change what the judge sees but the contents of the buffers it was given.
+
+Lines out (to the agent): ``CALL <id> <base64 pickle>`` (the call for the worker: IPC handles and values), then
+``RESULT <json>`` per test ({test_id, name, status, debug_info}); ``DONE`` at the end. Lines in: ``CALLED <id>``."""
+import base64
+import ctypes
+import hashlib
+import hmac
+import json
+import pickle
+import sys
+
+from remote_agent import worker
+
+PR_SET_DUMPABLE = 4
+
+
+def seed_for(secret, test_id):
+    """A test's input seed: HMAC-SHA256 of the test under the submission's secret (63 bits), so the inputs are
+    reproducible by whoever holds the secret and nobody else."""
+    digest = hmac.new(secret, b"verify:" + str(test_id).encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def call_spec(problem, case, data):
+    """The call in parameter order: ("tensor", name) for a buffer, ("value", v) for a size or a scalar."""
+    spec = []
+    for p in problem.parameters:
+        name = p["name"]
+        if p["pointer"]:
+            spec.append(("tensor", name))
+        elif name in case["sizes"]:
+            spec.append(("value", case["sizes"][name]))
+        else:
+            spec.append(("value", data.inputs[name]))
+    return spec
+
+
+def main():
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # the worker may not read this process's memory
+    except (OSError, AttributeError):
+        pass
+    out = sys.stdout
+    job = json.loads(sys.stdin.readline())
+    secret = bytes.fromhex(job.pop("secret"))
+    import torch
+    from torch.multiprocessing.reductions import reduce_tensor
+    harness = worker.Harness(job, torch)
+    for case in harness.problem.cases:
+        data = harness.input_set(case, seed_for(secret, case["test_id"]))
+        torch.cuda.synchronize()
+        buffers = dict(data.inputs, **data.outputs)
+        tensors = {name: reduce_tensor(buffers[name]) for kind, name in call_spec(harness.problem, case, data)
+                   if kind == "tensor"}
+        request = {"test_id": case["test_id"], "tensors": tensors,
+                   "spec": call_spec(harness.problem, case, data)}
+        out.write("CALL %d %s\n" % (case["test_id"], base64.b64encode(pickle.dumps(request)).decode("ascii")))
+        out.flush()
+        answer = sys.stdin.readline().split()
+        if answer != ["CALLED", str(case["test_id"])]:
+            out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"], "status": "NOT_RUN",
+                                               "debug_info": {"answer": " ".join(answer)[:200]}}) + "\n")
+            out.flush()
+            return 0
+        torch.cuda.synchronize()
+        debug = harness.verify(case, data)
+        out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"],
+                                           "status": "FAILED" if debug else "PASSED", "debug_info": debug},
+                                          default=str) + "\n")
+        out.flush()
+        del tensors, buffers, data
+        if debug:
+            return 0
+    out.write("DONE\n")
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

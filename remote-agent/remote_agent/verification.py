@@ -1,0 +1,147 @@
+"""The agent's side of the judge (``remote_agent/judge.py``): it starts the judge and a fresh worker in ``serve``
+mode (the latter under a profiler when the times are to be cross-checked), passes the judge's calls to the worker
+and the worker's answers back, and reads the judge's verdict. It trusts only the judge's lines: the worker runs
+user code, which may write anything to the worker's output."""
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Outcome:
+    """``status``: PASSED (every test), FAILED (``failure`` says where), CRASHED (the worker died or stopped
+    answering; ``exit_code``), TIMEOUT, or BROKEN (the judge itself failed; ``message``)."""
+    status: str
+    results: list = field(default_factory=list)
+    failure: dict = None
+    exit_code: int = None
+    message: str = ""
+    worker_log: str = ""
+
+
+def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None):
+    """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only."""
+    log = log or (lambda *parts: print(*parts, file=sys.stderr, flush=True))
+    lines = queue.Queue()
+    judge = subprocess.Popen(judge_argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    worker = subprocess.Popen(worker_command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+    worker_err = []
+
+    def pump(name, stream, sink):
+        for line in stream:
+            sink(name, line)
+        sink(name, None)
+
+    def keep(name, line):
+        if line is not None:
+            worker_err.append(line) if name == "worker" else None
+            del worker_err[:-200]
+            log(name + ":", line.rstrip())
+
+    for name, proc in (("judge", judge), ("worker", worker)):
+        threading.Thread(target=pump, args=(name, proc.stdout, lambda n, l: lines.put((n, l))), daemon=True).start()
+        threading.Thread(target=pump, args=(name, proc.stderr, keep), daemon=True).start()
+    outcome = None
+    try:
+        _send(judge, json.dumps(dict(job, secret=secret.hex())))
+        deadline = time.monotonic() + timeout
+        waiting = None
+        results = []
+        while outcome is None:
+            try:
+                source, line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                outcome = Outcome("TIMEOUT", results)
+                break
+            if source == "judge":
+                outcome, waiting = _from_judge(line, judge, worker, results, waiting)
+            elif line is None:
+                if waiting is not None:
+                    _send(judge, "GONE")  # the judge answers with NOT_RUN: the worker died before answering
+                    waiting = None
+            else:
+                waiting = _from_worker(line, judge, waiting, log)
+        if outcome.status == "PASSED":
+            _close(worker.stdin)
+            try:
+                worker.wait(timeout=max(5.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                outcome = Outcome("TIMEOUT", outcome.results)
+    finally:
+        for proc in (worker, judge):
+            _kill(proc)
+    if outcome.status == "NOT_RUN":
+        outcome = Outcome("CRASHED", outcome.results, exit_code=worker.returncode)
+    outcome.worker_log = "".join(worker_err)
+    return outcome
+
+
+def _from_judge(line, judge, worker, results, waiting):
+    """What a judge line means: (the outcome if it is over, the test the worker is now asked to call)."""
+    if line is None:
+        return Outcome("BROKEN", results, message="the judge ended early (exit code %s)" % judge.poll()), None
+    kind, _, rest = line.rstrip("\n").partition(" ")
+    if kind == "CALL":
+        _send(worker, line.rstrip("\n"))
+        return None, int(rest.split(" ", 1)[0])
+    if kind == "RESULT":
+        result = json.loads(rest)
+        results.append(result)
+        if result["status"] == "FAILED":
+            return Outcome("FAILED", results, failure=result), None
+        if result["status"] == "NOT_RUN":
+            return Outcome("NOT_RUN", results, failure=result), None
+        return None, waiting
+    if kind == "DONE":
+        return Outcome("PASSED", results), None
+    return None, waiting
+
+
+def _from_worker(line, judge, waiting, log):
+    """A worker line: only ``{"event": "CALLED", "test_id": <the test asked for>}`` is passed on, once."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        log("worker:", line.rstrip())
+        return waiting
+    if isinstance(message, dict) and message.get("event") == "CALLED" and message.get("test_id") == waiting \
+            and waiting is not None:
+        _send(judge, "CALLED %d" % waiting)
+        return None
+    return waiting
+
+
+def _send(proc, text):
+    try:
+        proc.stdin.write(text + "\n")
+        proc.stdin.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
+def _close(stream):
+    try:
+        stream.close()
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def _kill(proc):
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        _close(stream)

@@ -1,0 +1,122 @@
+"""The agent's side of the judge, without a GPU: fake judges and workers (real child processes) speaking the line
+protocol of remote_agent/judge.py and worker.py's serve mode; and the cross-check and the floor."""
+import os
+import sys
+import tempfile
+import textwrap
+import unittest
+
+from remote_agent import physics, profiler, verification
+
+JUDGE = textwrap.dedent('''
+    import json, sys
+    job = json.loads(sys.stdin.readline())
+    assert job["secret"] == "ab" * 16 and job["problem"] == "p", job
+    for test in (1, 2):
+        print("CALL %d payload-%d" % (test, test), flush=True)
+        answer = sys.stdin.readline().split()
+        if answer != ["CALLED", str(test)]:
+            print("RESULT " + json.dumps({"test_id": test, "name": "t", "status": "NOT_RUN"}), flush=True)
+            sys.exit(0)
+        status = "FAILED" if "{fail}" == str(test) else "PASSED"
+        print("RESULT " + json.dumps({"test_id": test, "name": "t%d" % test, "status": status,
+                                      "debug_info": {"seed": 5, "max_abs_error": 1.0} if status == "FAILED" else None}),
+              flush=True)
+        if status == "FAILED":
+            sys.exit(0)
+    print("DONE", flush=True)
+''')
+
+WORKER = textwrap.dedent('''
+    import json, os, sys
+    behaviour = "{worker}"
+    # A hostile worker writes forged answers first: for the wrong test, then garbage, then the judge's own words.
+    print(json.dumps({"event": "CALLED", "test_id": 99}), flush=True)
+    print("RESULT " + json.dumps({"test_id": 1, "status": "PASSED"}), flush=True)
+    print("DONE", flush=True)
+    for line in sys.stdin:
+        test = int(line.split()[1])
+        assert line.split()[2] == "payload-%d" % test
+        if behaviour == "crash" and test == 2:
+            os._exit(3)
+        if behaviour == "hang" and test == 2:
+            import time; time.sleep(60)
+        print(json.dumps({"event": "CALLED", "test_id": test}), flush=True)
+''')
+
+
+def scripts(folder, fail="0", worker="ok"):
+    paths = []
+    for name, text in (("judge.py", JUDGE.replace("{fail}", fail)), ("worker.py", WORKER.replace("{worker}", worker))):
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write(text)
+        paths.append([sys.executable, path])
+    return paths
+
+
+class VerificationTest(unittest.TestCase):
+    def run_with(self, fail="0", worker="ok", timeout=20):
+        with tempfile.TemporaryDirectory() as folder:
+            judge, work = scripts(folder, fail, worker)
+            return verification.run(judge, work, dict(os.environ), folder, {"problem": "p"}, bytes.fromhex("ab" * 16),
+                                    timeout, log=lambda *a: None)
+
+    def test_every_test_called_and_passed_is_a_pass_whatever_the_worker_forged(self):
+        outcome = self.run_with()
+        self.assertEqual(outcome.status, "PASSED")
+        self.assertEqual([r["test_id"] for r in outcome.results], [1, 2])
+
+    def test_a_failure_is_the_judges_and_names_its_test(self):
+        outcome = self.run_with(fail="2")
+        self.assertEqual(outcome.status, "FAILED")
+        self.assertEqual(outcome.failure["test_id"], 2)
+
+    def test_a_worker_that_dies_mid_call_crashed(self):
+        outcome = self.run_with(worker="crash")
+        self.assertEqual(outcome.status, "CRASHED")
+        self.assertEqual(outcome.exit_code, 3)
+
+    def test_a_worker_that_never_answers_times_out(self):
+        outcome = self.run_with(worker="hang", timeout=3)
+        self.assertEqual(outcome.status, "TIMEOUT")
+
+
+class CrossCheckTest(unittest.TestCase):
+    CLAIMS = [{"test_id": 1, "name": "small", "runtime_ms": 0.0025},
+              {"test_id": 2, "name": "large", "runtime_ms": 0.200}]
+
+    def test_claims_the_profiler_agrees_with_are_verified(self):
+        tests = {1: [{"duration_ms": 0.0029}], 2: [{"duration_ms": 0.120}, {"duration_ms": 0.090}]}
+        checked = profiler.cross_check(self.CLAIMS, tests)
+        self.assertEqual(checked["status"], "verified", checked)
+        self.assertAlmostEqual(checked["tests"][1]["profiler_ms"], 0.210)
+
+    def test_a_time_well_under_the_profilers_or_with_no_kernel_is_unverified(self):
+        faked = profiler.cross_check(self.CLAIMS, {1: [{"duration_ms": 0.0029}], 2: [{"duration_ms": 0.312}]})
+        self.assertEqual(faked["status"], "unverified")
+        self.assertIn("test 2 (large): timed at 0.2 ms, but the profiler saw 0.312000 ms", faked["problems"][0])
+        nothing = profiler.cross_check(self.CLAIMS, {2: [{"duration_ms": 0.2}]})
+        self.assertEqual(nothing["problems"], ["test 1 (small): the profiler saw no kernel of the solution's"])
+
+
+class PhysicsTest(unittest.TestCase):
+    def test_the_h100_floor_of_an_8192_square_copy(self):
+        moved = 2 * 8192 * 8192 * 4
+        floor = physics.floor_ms("NVIDIA H100 80GB HBM3", moved, 0)
+        self.assertAlmostEqual(floor, 1000 * moved / 3.35e12)
+        self.assertTrue(physics.impossible(0.100, floor))  # 537 MB in 0.1 ms would be 5.4 TB/s
+        self.assertFalse(physics.impossible(0.233, floor))  # what the H100 really takes (profile-h100)
+        self.assertFalse(physics.impossible(floor * 0.96, floor))  # within the slack
+
+    def test_compute_bound_work_and_unknown_devices(self):
+        flops = 2 * 4096 ** 3
+        self.assertAlmostEqual(physics.floor_ms("AMD Instinct MI300X", 3 * 4096 * 4096 * 4, flops),
+                               1000 * flops / 653.7e12)
+        self.assertEqual(physics.peaks("NVIDIA H100 PCIe")[0], 2.0e12)
+        self.assertIsNone(physics.floor_ms("NVIDIA GeForce RTX 4090", 1, 1))
+        self.assertFalse(physics.impossible(0.0, None))
+
+
+if __name__ == "__main__":
+    unittest.main()
