@@ -11,7 +11,7 @@ import threading
 import time
 import traceback
 
-from remote_agent import catalog, compiler, device, events, launcher, physics, profiler, verification
+from remote_agent import catalog, compiler, device, events, launcher, physics, profiler, sandbox, verification
 from remote_agent.payload import PayloadError, parse
 
 FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "BENCHMARKING", "BENCHMARK_RESULT",
@@ -29,7 +29,8 @@ def build_plan(code, language, problem, toolchain):
     if launcher.convention(code) == "kernel":
         sources["launcher.cu"] = launcher.generate(problem, "solution.cu")
         entry, symbol = "launcher.cu", launcher.LAUNCHER_SYMBOL
-    key = compiler.cache_key(sources, toolchain.command(language, entry, "lib.so"), toolchain.version)
+    key = compiler.cache_key(sources, toolchain.command(language, entry, "lib.so", problem.libraries),
+                             toolchain.version)
     return sources, entry, symbol, key
 
 
@@ -73,6 +74,9 @@ class Agent:
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
                 return
+            # The worker loads its own copy: the cache may be where its (unprivileged) user cannot read.
+            library = shutil.copy(library, os.path.join(work, "solution.so"))
+            sandbox.hand_over(work)
             report = self.execute(payload, problem, library, symbol, work)
             if report is None:
                 return
@@ -105,7 +109,7 @@ class Agent:
         for name, text in sources.items():
             with open(os.path.join(work, name), "w", encoding="utf-8") as f:
                 f.write(text)
-        argv = toolchain.command(payload.language, entry, "lib.so")
+        argv = toolchain.command(payload.language, entry, "lib.so", problem.libraries)
         limit = payload.limits["compile_seconds"]
         try:
             done = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=limit)
@@ -115,7 +119,11 @@ class Agent:
             return None, None
         if done.returncode != 0:
             output = (done.stdout + done.stderr).replace(work + os.sep, "")
-            self.out.emit("COMPILE_ERROR", message="compilation failed", details=events.trim(output.strip()))
+            barred = compiler.unallowed_library(output, problem.libraries)
+            message = ("it calls %s (%s), which this problem does not allow a solution to use (allowed: %s)"
+                       % (barred[0], barred[1], ", ".join(problem.libraries) or "none")
+                       if barred else "compilation failed")
+            self.out.emit("COMPILE_ERROR", message=message, details=events.trim(output.strip()))
             return None, None
         os.makedirs(os.path.dirname(cached), exist_ok=True)
         partial = cached + ".tmp" + str(os.getpid())
@@ -126,15 +134,13 @@ class Agent:
     # ---- running the worker
 
     @staticmethod
-    def _worker_argv(work, job, name="job.json"):
+    def _worker_argv(work, job, name="job.json"):  # noqa: the work folder is the worker's HOME too
         """Writes the worker's job file; returns (argv, environment) that start the worker on it."""
         job_file = os.path.join(work, name)
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump(job, f)
-        env = dict(os.environ)
         package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env["PYTHONPATH"] = package_root + os.pathsep + env.get("PYTHONPATH", "")
-        env["PYTHONUNBUFFERED"] = "1"
+        env = sandbox.environment(os.environ, work, {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1"})
         return [sys.executable, "-m", "remote_agent.worker", job_file], env
 
     def execute(self, payload, problem, library, symbol, work):
@@ -148,7 +154,7 @@ class Agent:
         device_start = device.info()
         child = subprocess.Popen(argv, cwd=work, env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True)
+                                 start_new_session=True, preexec_fn=sandbox.confine)
         lines = queue.Queue()
         stderr_tail = []
 
@@ -238,7 +244,8 @@ class Agent:
             argv = profiler.verify_command(tool, report_base, os.path.join(work, "verify-ncu.log"), argv)
         limit = payload.limits["test_seconds"]
         outcome = verification.run([sys.executable, "-m", "remote_agent.judge"], argv, env, work, job,
-                                   payload.input_secret or os.urandom(32), limit + (120 if tool else 0), log)
+                                   payload.input_secret or os.urandom(32), limit + (120 if tool else 0), log,
+                                   preexec=lambda: sandbox.confine(drop=tool is None))
         failure = outcome.failure or {}
         where = "test %s (%s)" % (failure.get("test_id"), failure.get("name"))
         if outcome.status == "FAILED":
@@ -334,7 +341,7 @@ class Agent:
             command = profiler.ncu_command(tool, report_base, log_file, argv)
         limit = payload.limits["benchmark_seconds"]
         child = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, start_new_session=True)
+                                 text=True, start_new_session=True, preexec_fn=lambda: sandbox.confine(drop=False))
         try:
             stdout, stderr = child.communicate(timeout=limit)
         except subprocess.TimeoutExpired:

@@ -35,6 +35,11 @@ class Problem:
         return self.meta["dtypes"]
 
     @property
+    def libraries(self):
+        """The libraries a solution may link (problem.json "libraries"; none unless it says so)."""
+        return tuple(self.meta.get("libraries", ()))
+
+    @property
     def launch(self):
         return self.meta["launch"]
 
@@ -92,6 +97,10 @@ def _check(slug, meta, module):
     for case in getattr(module, "CASES", []):
         if set(case["sizes"]) != set(sizes):
             problems.append("case " + case["name"] + " must give exactly the sizes " + str(sizes))
+    from remote_agent.compiler import LIBRARIES  # noqa: here, so that the catalog needs nothing else at import
+    for library in meta.get("libraries", []):
+        if library not in LIBRARIES:
+            problems.append("unknown library " + str(library) + " (known: " + ", ".join(sorted(LIBRARIES)) + ")")
     for dtype in meta.get("dtypes", []):
         if dtype not in DTYPE_SIZES:
             problems.append("unknown dtype " + dtype)

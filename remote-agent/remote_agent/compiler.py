@@ -1,10 +1,20 @@
 """Compiler discovery, command lines and the compiled-library cache."""
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 
 INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+# The libraries a problem may let a solution link (problem.json "libraries"), and their link flags. A solution
+# links nothing else: the library must resolve every symbol at link time (--no-undefined), so a call into cuBLAS
+# without leave fails to build instead of finding the copy PyTorch has loaded into the same process.
+LIBRARIES = {"cublas": "-lcublas", "cublaslt": "-lcublasLt", "cudnn": "-lcudnn", "curand": "-lcurand",
+             "rocblas": "-lrocblas", "hipblas": "-lhipblas", "miopen": "-lMIOpen"}
+# Symbols of libraries no problem allows, and the name to tell the author.
+KNOWN_LIBRARIES = {"cublas": "cuBLAS", "cudnn": "cuDNN", "curand": "cuRAND", "cusparse": "cuSPARSE",
+                   "cufft": "cuFFT", "cutlass": "CUTLASS", "rocblas": "rocBLAS", "hipblas": "hipBLAS",
+                   "miopen": "MIOpen", "torch": "PyTorch", "py": "Python"}
 
 
 class Toolchain:
@@ -16,17 +26,30 @@ class Toolchain:
         self.version = version
         self.arch = arch
 
-    def command(self, language, source, output):
-        """argv to build ``source`` into the shared library ``output`` (no shell, ever)."""
+    def command(self, language, source, output, libraries=()):
+        """argv to build ``source`` into the shared library ``output`` (no shell, ever), linking only the
+        ``libraries`` the problem allows and leaving no symbol unresolved."""
+        links = [LIBRARIES[name] for name in libraries if name in LIBRARIES]
         if self.kind == "hipcc":
             return [self.path, "-O3", "-std=c++17", "-shared", "-fPIC", "--offload-arch=" + self.arch,
-                    "-o", output, source]
+                    "-Wl,--no-undefined", "-o", output, source, *links]
         argv = [self.path, "-O3", "-std=c++17", "-shared", "-Xcompiler", "-fPIC", "-lineinfo",
-                "-arch=" + self.arch, "-o", output]
+                "-arch=" + self.arch, "-Xlinker", "--no-undefined", "-o", output]
         if language == "hip":
             # HIP source on an NVIDIA GPU: our HIP-to-CUDA header stands in for <hip/hip_runtime.h>.
             argv += ["-I", INCLUDE_DIR, "-include", os.path.join(INCLUDE_DIR, "hip_cuda.h")]
-        return argv + ["-x", "cu", source]
+        return argv + ["-x", "cu", source, *links]
+
+
+def unallowed_library(output, allowed=()):
+    """The library a failed link shows the solution calling without leave (its name for the author), or None:
+    the linker names each unresolved symbol ("undefined reference to `cublasCreate_v2'")."""
+    for symbol in re.findall(r"undefined reference to [`'\"]?([A-Za-z_][A-Za-z0-9_]*)", output or ""):
+        lowered = symbol.lower()
+        for prefix, name in KNOWN_LIBRARIES.items():
+            if lowered.startswith(prefix) and prefix not in allowed:
+                return name, symbol
+    return None
 
 
 def _run(argv, timeout=30):

@@ -73,10 +73,11 @@ def verify_command(ncu, report_base, log_file, argv):
             "--export", report_base, "--force-overwrite", "--log-file", log_file, *argv]
 
 
-# A claimed time this much under the profiler's (and 1 us more) is not noise: the oracle found the agent within 3%
-# (>= 20 us) or 1 us (below) of Nsight Compute for every self-test kernel.
+# A claimed time this much under the profiler's (and 1.5 us more) is not noise: the oracle found the agent's events
+# within 3% (>= 20 us) or 1 us (below) of Nsight Compute for every self-test kernel, and a time taken from the
+# device span (CUPTI's kernel timestamps) reads up to 1.4 us under ncu at the smallest sizes (docs/benchmarks.md).
 CROSS_CHECK_SHARE = 0.9
-CROSS_CHECK_US = 1.0
+CROSS_CHECK_US = 1.5
 
 
 def cross_check(claims, tests):

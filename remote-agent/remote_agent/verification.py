@@ -24,14 +24,16 @@ class Outcome:
     worker_log: str = ""
 
 
-def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None):
-    """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only."""
+def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, preexec=None):
+    """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only. Both processes
+    start with ``preexec`` (their confinement): CUDA IPC needs them to be the same user, and the judge keeps the
+    worker out of its memory by being non-dumpable."""
     log = log or (lambda *parts: print(*parts, file=sys.stderr, flush=True))
     lines = queue.Queue()
     judge = subprocess.Popen(judge_argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+                             stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec)
     worker = subprocess.Popen(worker_command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, start_new_session=True)
+                              stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec)
     worker_err = []
 
     def pump(name, stream, sink):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the agent's GPU self-test on a machine with a GPU (the device machine):
-#   bash remote-agent/scripts/gpu-selftest.sh [OUTPUT_DIR [all|kernels|faults|spread|profile]]
+#   bash remote-agent/scripts/gpu-selftest.sh [OUTPUT_DIR [all|kernels|faults|spread|profile|adversarial]]
 # Prints one line per run and a 'N passed, N failed' summary; writes results.json and transcripts.json.
 set -uo pipefail
 cd "$(dirname "$0")/.."

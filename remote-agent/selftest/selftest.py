@@ -23,7 +23,7 @@ import calls  # noqa: E402  (selftest/calls.py)
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/selftest"
 # "all", or one part (kernels: benchmarks, ncu oracle, do_bench; faults: HIP checks, faults, streams; spread;
-# profile),
+# profile; adversarial),
 # for machines that limit how long one run may take.
 PART = sys.argv[2] if len(sys.argv) > 2 else "all"
 CACHE = os.environ.get("KERNEL_RUNNER_CACHE", "/tmp/kr-selftest-cache")
@@ -100,8 +100,47 @@ def main():
         results["spread"] = repeat_spread()
     if PART in ("all", "profile"):
         results["profile"] = profile_part()
+    if PART in ("all", "adversarial"):
+        results["adversarial"] = adversarial_part()
     return finish(results, {k: v for k, v in results.items() if k in ("do_bench", "streams", "stream_escape",
-                                                                      "spread", "profile")})
+                                                                      "spread", "profile", "adversarial")})
+
+
+def adversarial_part():
+    """Every kernel of selftest/adversarial/ (cases.json: each with the verdict it must get), then honest kernels
+    through the same judge: the timed worker's claims stand (verified) and check mode ends CHECKED."""
+    folder = os.path.join(HERE, "adversarial")
+    with open(os.path.join(folder, "cases.json")) as f:
+        cases = json.load(f)
+    rows = []
+    for case in cases:
+        name = "adversarial-" + case["file"].rsplit(".", 1)[0]
+        events = run_agent(name, case["problem"], "cuda", read(os.path.join(folder, case["file"])),
+                           case.get("mode", "benchmark"))
+        last = events[-1] if events else {}
+        ok = last.get("type") in case["expect"]
+        if ok and "message" in case:
+            ok = case["message"] in (last.get("message") or "")
+        if ok and "unverified" in case:
+            ok = last.get("unverified") == case["unverified"]
+        checks.append({"check": "adversarial: " + case["file"], "ok": ok, "expected": case,
+                       "got": {k: last.get(k) for k in ("type", "message", "unverified", "verification")}})
+        rows.append({"kernel": case["file"], "verdict": last.get("type"), "message": last.get("message"),
+                     "unverified": last.get("unverified"),
+                     "timing": (last.get("verification") or {}).get("timing")})
+    for slug, mode, wanted in (("leaky-relu", "benchmark", "BENCHMARKED"), ("matrix-multiplication", "benchmark",
+                                                                            "BENCHMARKED"),
+                               ("relu", "check", "CHECKED")):
+        events = run_agent("judged-%s-%s" % (mode, slug), slug, "cuda", read(os.path.join(HERE, "kernels", slug + ".cu")),
+                           mode)
+        if expect("honest %s through the judge: %s" % (mode, slug), events, wanted):
+            verdict = events[-1].get("verification") or {}
+            timing = verdict.get("timing") or {}
+            checks.append({"check": "the judge passed it and the profiler agrees: " + slug,
+                           "ok": verdict.get("judge") == "passed" and timing.get("status", "verified") == "verified"
+                           and not events[-1].get("unverified"), "got": verdict, "expected": "verified"})
+            rows.append({"kernel": "honest " + slug, "verdict": wanted, "verification": verdict})
+    return rows
 
 
 def profile_part():

@@ -272,6 +272,21 @@ class CompilerTest(unittest.TestCase):
         self.assertTrue(header.endswith("hip_cuda.h") and os.path.isfile(header))
         self.assertTrue(os.path.isfile(os.path.join(argv[argv.index("-I") + 1], "hip", "hip_runtime.h")))
 
+    @unittest.skipUnless(compiler.find_nvcc(), "needs nvcc")
+    def test_a_library_the_problem_does_not_allow_fails_to_build_and_is_named(self):
+        code = ('extern "C" int cublasCreate_v2(void** handle);\n'
+                'extern "C" void solution(const float* a, float* b, size_t n) { void* h; cublasCreate_v2(&h); }\n')
+        tc = compiler.Toolchain("nvcc", compiler.find_nvcc(), "local", "sm_90")
+        with tempfile.TemporaryDirectory() as work:
+            with open(os.path.join(work, "solution.cu"), "w") as f:
+                f.write(code)
+            done = subprocess.run(tc.command("cuda", "solution.cu", "lib.so"), cwd=work, capture_output=True,
+                                  text=True, timeout=300)
+            self.assertNotEqual(done.returncode, 0, "built although cuBLAS is not linked")
+            self.assertEqual(compiler.unallowed_library(done.stdout + done.stderr), ("cuBLAS", "cublasCreate_v2"))
+            self.assertIsNone(compiler.unallowed_library(done.stdout + done.stderr, ("cublas",)))
+        self.assertIn("-lcublas", tc.command("cuda", "solution.cu", "lib.so", ("cublas",)))
+
     def test_hip_on_rocm(self):
         argv = compiler.Toolchain("hipcc", "/opt/rocm/bin/hipcc", "6.2", "gfx942").command("hip", "s.cu", "l.so")
         self.assertIn("--offload-arch=gfx942", argv)

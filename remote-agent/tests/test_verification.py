@@ -96,6 +96,10 @@ class CrossCheckTest(unittest.TestCase):
         faked = profiler.cross_check(self.CLAIMS, {1: [{"duration_ms": 0.0029}], 2: [{"duration_ms": 0.312}]})
         self.assertEqual(faked["status"], "unverified")
         self.assertIn("test 2 (large): timed at 0.2 ms, but the profiler saw 0.312000 ms", faked["problems"][0])
+        # Small times get 1.5 us of slack on top: CUPTI's spans read up to 1.4 us under ncu there.
+        small = profiler.cross_check(self.CLAIMS[:1], {1: [{"duration_ms": 0.0042}]})
+        self.assertEqual(small["status"], "verified")
+        self.assertEqual(profiler.cross_check(self.CLAIMS[:1], {1: [{"duration_ms": 0.0046}]})["status"], "unverified")
         nothing = profiler.cross_check(self.CLAIMS, {2: [{"duration_ms": 0.2}]})
         self.assertEqual(nothing["problems"], ["test 1 (small): the profiler saw no kernel of the solution's"])
 

@@ -2,7 +2,8 @@
 """A test agent that speaks the real agent protocol (signed JSON_EVENT lines on stdout, logs on stderr).
 
 What it does is chosen by directives in the submitted code, so one agent serves every test:
-  // agent: ok | crash | garbage | forge | noisy | hang | trap_term | exit0 | snoop | nul | replay:<transcript>
+  // agent: ok | crash | garbage | forge | noisy | hang | trap_term | exit0 | snoop | nul | secret-probe
+  //        | replay:<transcript>
   // delay: <seconds between events>
   // report: whole | corrupt | missing-piece   (profile mode: the report file the agent sends)
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
@@ -58,6 +59,12 @@ def main():
         except OSError as e:  # a folder the agent's user may not write (the service's own, say)
             print("fake agent: could not echo the code: %s" % e, file=sys.stderr, flush=True)
     behaviour = directive(code, "agent", "ok")
+    if behaviour == "secret-probe":
+        # What the real agent keeps to its judge: the submission's input secret (only its length and hash go out).
+        secret = payload.get("input_secret") or ""
+        emit("COMPILING", secret_length=len(secret), secret_sha256=hashlib.sha256(secret.encode()).hexdigest())
+        emit("ERROR", message="probe done")
+        return
     if behaviour.startswith("replay:"):
         # Replays what the real agent printed on a GPU (remote-agent/scripts/gpu-selftest.sh).
         name = behaviour[len("replay:"):]

@@ -179,7 +179,9 @@ public class ResultStoreVerticle extends VerticleBase {
   private Future<JsonObject> getSubmission(JsonObject body) {
     UUID id = parseId(body.getString("id"));
     boolean withCode = body.getBoolean("include_code", false);
-    return pool.preparedQuery(withCode ? SubmissionSql.GET_WITH_CODE : SubmissionSql.GET).execute(Tuple.of(id))
+    String sql = body.getBoolean("for_run", false) ? SubmissionSql.GET_FOR_RUN
+        : withCode ? SubmissionSql.GET_WITH_CODE : SubmissionSql.GET;
+    return pool.preparedQuery(sql).execute(Tuple.of(id))
         .compose(rows -> {
           if (rows.size() == 0) {
             return Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no submission " + id));

@@ -128,7 +128,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
       finish(run, null, List.of(), null);
       return;
     }
-    Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", id).put("include_code", true))
+    Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", id).put("for_run", true))
         .compose(submission -> {
           run.mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
           if (run.killRequested) {
@@ -197,6 +197,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         .put("code", submission.getString("code"))
         .put("mode", submission.getString("mode"))
         .put("gpu_type", submission.getString("gpu_type"))
+        // The judge's inputs derive from it (remote-agent/remote_agent/judge.py); the user's code never sees it.
+        .put("input_secret", submission.getString("input_secret"))
         .put("limits", new JsonObject().put("compile_seconds", limits.compileSeconds())
             .put("test_seconds", limits.testSeconds()).put("benchmark_seconds", limits.benchmarkSeconds()));
   }

@@ -1,0 +1,59 @@
+"""The process that runs user code: what it inherits from the agent and what it may do. Its environment is made
+from nothing (the variables a GPU program and Python need, no secret of anyone's); it gets no core dumps, a bound
+on processes and open files, and no way to gain privileges (no_new_privs). An agent running as root (a dstack
+container) runs it as an unprivileged user instead, so that it can read neither the agent's nor the judge's memory
+nor files only root may read."""
+import ctypes
+import os
+import resource
+
+# Variables passed on: names, or prefixes ending in "_".
+PASSED = ("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "TMPDIR", "CUDA_", "NVIDIA_", "HIP_", "ROCM_", "ROCR_",
+          "HSA_", "HCC_", "GPU_", "OMP_NUM_THREADS", "TRITON_CACHE_DIR")
+UNPRIVILEGED = ("nobody", 65534, 65534)
+LIMITS = {resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: 4096, resource.RLIMIT_NOFILE: 4096}
+PR_SET_NO_NEW_PRIVS = 38
+
+
+def environment(source, home, extra):
+    """The environment of a process that runs user code: PASSED from ``source``, HOME, then ``extra``."""
+    env = {k: v for k, v in source.items()
+           if k in PASSED or any(p.endswith("_") and k.startswith(p) for p in PASSED)}
+    env["HOME"] = home
+    env.update(extra)
+    return env
+
+
+def runs_as_root():
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def hand_over(path):
+    """Makes a folder the unprivileged user's (when we are root), so that the process running as it can use it."""
+    if not runs_as_root():
+        return
+    _, uid, gid = UNPRIVILEGED
+    for root, dirs, files in os.walk(path):
+        for name in [root] + [os.path.join(root, n) for n in dirs + files]:
+            os.chown(name, uid, gid)
+
+
+def confine(drop=True):
+    """preexec_fn of the process that runs user code (runs in the child before exec). ``drop``: as root, become
+    the unprivileged user too (not under a profiler, which must keep the agent's user to read the counters)."""
+    for limit, value in LIMITS.items():
+        try:
+            soft, hard = resource.getrlimit(limit)
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(limit, (value, value if limit == resource.RLIMIT_CORE else hard))
+        except (ValueError, OSError):
+            pass
+    if drop and runs_as_root():
+        _, uid, gid = UNPRIVILEGED
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
