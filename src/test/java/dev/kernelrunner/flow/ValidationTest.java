@@ -74,7 +74,7 @@ class ValidationTest {
     assertEquals(List.of("gpu_type"), fields(submit(valid().put("gpu_type", "mi300x"))),
         "GPU type names are exact");
     assertEquals(List.of("dtype"), fields(submit(valid().put("dtype", "float64"))));
-    assertEquals(List.of("mode"), fields(submit(valid().put("mode", "profile"))));
+    assertEquals(List.of("mode"), fields(submit(valid().put("mode", "trace"))));
     assertEquals(List.of("cancel_on_disconnect"), fields(submit(valid().put("cancel_on_disconnect", "yes"))));
     assertEquals(List.of("code"), fields(submit(valid().put("code", "   \n"))));
     assertEquals(List.of("code"), fields(submit(valid().put("code", 42))));
