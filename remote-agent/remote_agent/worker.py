@@ -370,7 +370,9 @@ class Runner(Harness):
         ``check_after()`` checks that sample once it is done."""
         torch = self.torch
         max_clock = self.nvml.max_sm_clock()
-        prepare()()  # warm-up, not timed
+        run = prepare()
+        torch.cuda.synchronize()  # the inputs and the poison are done before the call, on whatever stream it runs
+        run()  # warm-up, not timed
         torch.cuda.synchronize()
         if check_after is not None:
             check_after()
