@@ -13,7 +13,8 @@ final class SubmissionSql {
    * Creates many submissions in one statement (one round trip, one commit), each with its first IN_QUEUE event,
    * unless its user already has as many unfinished as its limit (then it is left out of the result): the
    * user's quota row is taken (ON CONFLICT locks it and re-checks the limit against its latest version, so
-   * concurrent creates of one user cannot both pass). Per submission: id, user (distinct within a call: a
+   * concurrent creates of one user cannot both pass), in user order: two statements that lock the same users'
+   * rows in different orders deadlock (seen in CI: 40P01 under 64 concurrent creates). Per submission: id, user (distinct within a call: a
    * quota row is taken once per statement), problem, language, GPU type, dtype, mode, code,
    * cancel_on_disconnect, the first event's payload (JSON text), the user's limit. Returns the created ids with
    * their time.
@@ -25,7 +26,7 @@ final class SubmissionSql {
                AS r(id, user_id, problem, language, gpu_type, dtype, mode, code, cancel_on_disconnect, payload,
                     max_active)),
            quota AS (
-             INSERT INTO user_quota AS q (user_id, active) SELECT user_id, 1 FROM req
+             INSERT INTO user_quota AS q (user_id, active) SELECT user_id, 1 FROM req ORDER BY user_id
              ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1
               WHERE q.active < (SELECT r.max_active FROM req r WHERE r.user_id = q.user_id)
              RETURNING user_id),
