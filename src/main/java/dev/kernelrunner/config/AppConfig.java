@@ -51,7 +51,7 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
    */
   public record Agent(List<String> command, Path workdir, Path problemsDir, Duration submissionTimeout,
                       Duration killGrace, int logTailLines, Limits limits, String user, List<String> env,
-                      Duration runsRetention) {}
+                      Duration runsRetention, int reviewSpeedup) {}
 
   public record Local(List<String> gpuTypes, int maxConcurrent) {}
 

@@ -53,6 +53,7 @@ public final class ConfigLoader {
       new Override("SUBMISSION_TIMEOUT_SECONDS", "agent", "submission_timeout_seconds"),
       new Override("KILL_GRACE_SECONDS", "agent", "kill_grace_seconds"),
       new Override("LOG_TAIL_LINES", "agent", "log_tail_lines"),
+      new Override("REVIEW_SPEEDUP", "agent", "review_speedup"),
       new Override("LOCAL_GPU_TYPES", "local", "gpu_types"),
       new Override("LOCAL_MAX_CONCURRENT", "local", "max_concurrent"),
       new Override("AMD_BACKEND", "amd", "backend"),
@@ -184,7 +185,8 @@ public final class ConfigLoader {
             integer(limits, "agent.limits", "benchmark_seconds", 1, 86400)),
         matching("agent", "user", USER_NAME, "a system user name (not root)"),
         agentEnv(string("agent", "env", true)),
-        Duration.ofHours(integer("agent", "runs_retention_hours", 0, 24 * 365)));
+        Duration.ofHours(integer("agent", "runs_retention_hours", 0, 24 * 365)),
+        integer("agent", "review_speedup", 2, 1_000_000));
     if ("root".equals(agent.user())) {
       problems.add("AGENT_USER (agent.user) must not be root: agents run user code");
     }

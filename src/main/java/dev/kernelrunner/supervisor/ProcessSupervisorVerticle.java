@@ -200,7 +200,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         // The judge's inputs derive from it (remote-agent/remote_agent/judge.py); the user's code never sees it.
         .put("input_secret", submission.getString("input_secret"))
         .put("limits", new JsonObject().put("compile_seconds", limits.compileSeconds())
-            .put("test_seconds", limits.testSeconds()).put("benchmark_seconds", limits.benchmarkSeconds()));
+            .put("test_seconds", limits.testSeconds()).put("benchmark_seconds", limits.benchmarkSeconds()))
+        // A result this many times faster than the reference is published marked needs_review.
+        .put("benchmark", new JsonObject().put("review_speedup", config.agent().reviewSpeedup()));
   }
 
   private void started(Run run, Backend.RunHandle handle, String backend) {

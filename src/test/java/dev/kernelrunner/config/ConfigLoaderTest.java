@@ -35,6 +35,7 @@ class ConfigLoaderTest {
     assertFalse(config.amd().fleetDryRun());
     assertEquals(1048576, config.sse().maxPendingBytes());
     assertEquals(Math.max(1, Runtime.getRuntime().availableProcessors() / 2), config.runtime().eventLoops());
+    assertEquals(10, config.agent().reviewSpeedup());
   }
 
   @Test
@@ -56,7 +57,8 @@ class ConfigLoaderTest {
         Map.entry("AMD_FLEET_DRY_RUN", "true"),
         Map.entry("AMD_SPOT_POLICY", "on-demand"),
         Map.entry("SSE_MAX_PENDING_BYTES", "65536"),
-        Map.entry("EVENT_LOOPS", "3")));
+        Map.entry("EVENT_LOOPS", "3"),
+        Map.entry("REVIEW_SPEEDUP", "50")));
     assertEquals(9090, config.http().port());
     assertEquals("postgresql://u:p@db:5432/kr", config.database().url());
     assertEquals("secret", config.http().adminToken());
@@ -69,6 +71,7 @@ class ConfigLoaderTest {
     assertEquals("on-demand", config.amd().spotPolicy());
     assertEquals(65536, config.sse().maxPendingBytes());
     assertEquals(3, config.runtime().eventLoops());
+    assertEquals(50, config.agent().reviewSpeedup());
     assertEquals(Map.of("H100", new AppConfig.GpuType("H100", "local", 3),
         "A100", new AppConfig.GpuType("A100", "local", 3),
         "MI325X", new AppConfig.GpuType("MI325X", "dstack", 4)), config.gpuTypes());
@@ -89,11 +92,12 @@ class ConfigLoaderTest {
         Map.entry("DSTACK_RUN_PREFIX", "Kernel_Runner-"),
         Map.entry("DSTACK_POLL_INTERVAL_MS", "5"),
         Map.entry("SSE_MAX_PENDING_BYTES", "10"),
-        Map.entry("EVENT_LOOPS", "many"))));
+        Map.entry("EVENT_LOOPS", "many"),
+        Map.entry("REVIEW_SPEEDUP", "1"))));
     assertNamesEach(error, "HTTP_PORT", "LOCAL_MAX_CONCURRENT", "DATABASE_URL", "AMD_GPU_MEMORY",
         "AMD_SPOT_POLICY", "AMD_FLEET_IDLE_DURATION", "AMD_FLEET_DRY_RUN", "AGENT_COMMAND", "LOCAL_GPU_TYPES",
-        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS", "SSE_MAX_PENDING_BYTES", "EVENT_LOOPS");
-    assertEquals(13, error.problems().size(), error.getMessage());
+        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS", "SSE_MAX_PENDING_BYTES", "EVENT_LOOPS", "REVIEW_SPEEDUP");
+    assertEquals(14, error.problems().size(), error.getMessage());
   }
 
   @Test
