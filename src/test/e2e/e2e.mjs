@@ -155,6 +155,16 @@ await scenario("a-profile-shows-each-kernel-and-downloads-its-report", async (pa
   await page.screenshot({ path: shots + "/profiled.png", fullPage: true });
 });
 
+await scenario("an-unverified-time-is-shown-as-such", async (page) => {
+  await signIn(page, userToken);
+  await submitCode(page, "// agent: replay:adversarial-python-timer-patch-085x\n");
+  await summaryContains(page, "Benchmarked");
+  assert.match(await page.locator("#outcome").textContent(), /Unverified: the profiler, timing the same kernel/);
+  assert.match(await page.locator("#outcome").textContent(), /test 5 \(8192 x 8192\): timed at/);
+  assert.match(await page.locator("#run-facts").textContent(), /NOT confirmed by Nsight Compute/);
+  assert.match(await page.locator("#run-facts").textContent(), /the judge, on inputs only it knew \(5 tests\)/);
+});
+
 await scenario("dstack-provisioning-shows-status-time-and-cost", async (page) => {
   await signIn(page, userToken);
   await page.getByLabel("Problem").selectOption("leaky-relu");

@@ -654,6 +654,24 @@ function benchmarked(run, frame) {
   add("SM clock", end.sm_clock_mhz ? end.sm_clock_mhz + " MHz" : null);
   add("Temperature", end.temperature_c !== undefined ? end.temperature_c + " °C" : null);
   add("Geomean runtime", frame.geomean_runtime_ms ? fmt(frame.geomean_runtime_ms) + " ms" : null);
+  const verification = frame.verification || {};
+  const timing = verification.timing || {};
+  add("Checked by", verification.judge === "passed"
+    ? "the judge, on inputs only it knew (" + verification.tests + " tests)" : null);
+  add("Times", timing.status === "verified" ? "confirmed by " + timing.by
+    : timing.status === "unverified" ? "NOT confirmed by " + timing.by : timing.reason);
+  const warnings = [];
+  if (frame.unverified) {
+    warnings.push(el("p", {}, el("strong", {}, "Unverified: "), "the profiler, timing the same kernel in a process "
+      + "of its own, disagrees with these times."), ...(timing.problems || []).map((p) => el("p", {class: "help"}, p)));
+  }
+  if (frame.needs_review) {
+    warnings.push(el("p", {}, el("strong", {}, "Needs review: "), "faster than the reference by more than the "
+      + "service lets through unchecked; a person will look at it before it counts."));
+  }
+  if (warnings.length) {
+    $("outcome").replaceChildren(el("div", {class: "outcome-error", role: "status"}, ...warnings));
+  }
   add("Cost", frame.cost_usd !== undefined ? "$" + fmt(frame.cost_usd, 3) : null);
 }
 
