@@ -3,8 +3,8 @@
 // otherwise notices that the device was busy longer than the events say, and publishes the device's own times).
 // Before issue 14 it was published at 0.64x its real time. Verdict: ERROR, faster than the device can move the data
 // (leaky-relu at 8192 x 8192 runs at 72% of the H100's DRAM bandwidth: 0.64x would be 113%); the same with SCALE
-// 0.01 (python-timer-patch-100x.cu); with SCALE 0.85 (python-timer-patch-085x.cu), possible on paper: BENCHMARKED
-// but unverified (a fresh process under Nsight Compute times the kernel itself).
+// 0.01 (case python-timer-patch-100x); with SCALE 0.85 (case python-timer-patch-085x), possible on paper:
+// BENCHMARKED but unverified (a fresh process under Nsight Compute times the kernel itself).
 #include <dlfcn.h>
 #include <stdio.h>
 #ifndef SCALE
