@@ -390,7 +390,7 @@ class Agent:
         for piece in pieces:
             self.out.emit("PROFILE_REPORT", **piece)
         first = pieces[0] if pieces else None
-        self.out.emit("PROFILED", tool=name, tool_version=_first_line(subprocess.run(
+        self.out.emit("PROFILED", tool=name, tool_version=_version_line(subprocess.run(
                           [tool, "--version"], capture_output=True, text=True, timeout=30).stdout),
                       total_tests=total, kernels=sum(len(v) for v in tests.values()),
                       clock_control="base" if toolchain.kind != "hipcc" else None,
@@ -430,7 +430,7 @@ def _read(path):
         return ""
 
 
-def _first_line(text):
-    """The version line of ``tool --version`` (ncu prints its copyright first and the version last)."""
+def _version_line(text):
+    """The version in ``tool --version``: its last line (ncu prints its copyright first)."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     return lines[-1] if lines else None

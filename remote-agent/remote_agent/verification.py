@@ -42,10 +42,12 @@ def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, pr
         sink(name, None)
 
     def keep(name, line):
-        if line is not None:
-            worker_err.append(line) if name == "worker" else None
+        if line is None:
+            return
+        if name == "worker":
+            worker_err.append(line)
             del worker_err[:-200]
-            log(name + ":", line.rstrip())
+        log(name + ":", line.rstrip())
 
     for name, proc in (("judge", judge), ("worker", worker)):
         threading.Thread(target=pump, args=(name, proc.stdout, lambda n, l: lines.put((n, l))), daemon=True).start()
