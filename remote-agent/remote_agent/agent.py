@@ -74,9 +74,16 @@ class Agent:
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
                 return
-            # The worker loads its own copy: the cache may be where its (unprivileged) user cannot read.
+            # The worker loads its own copy: the cache may be where its (unprivileged) user cannot read. The work
+            # folder stays the agent's (readable, not writable, by that user: no job file or library of ours can be
+            # swapped); only its home inside is the worker's.
             library = shutil.copy(library, os.path.join(work, "solution.so"))
-            sandbox.hand_over(work)
+            os.chmod(work, 0o755)
+            os.makedirs(os.path.join(work, "home"))
+            sandbox.hand_over(os.path.join(work, "home"))
+            self.job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
+                        "problems_dir": self.problems_dir,
+                        "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
             report = self.execute(payload, problem, library, symbol, work)
             if report is None:
                 return
@@ -134,22 +141,22 @@ class Agent:
     # ---- running the worker
 
     @staticmethod
-    def _worker_argv(work, job, name="job.json"):  # noqa: the work folder is the worker's HOME too
-        """Writes the worker's job file; returns (argv, environment) that start the worker on it."""
+    def _worker_argv(work, job, name="job.json"):
+        """Writes the worker's job file; returns (argv, environment) that start the worker on it (its HOME is the
+        work folder's home/, the one place there that user may write)."""
         job_file = os.path.join(work, name)
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump(job, f)
         package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = sandbox.environment(os.environ, work, {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1"})
+        env = sandbox.environment(os.environ, os.path.join(work, "home"),
+                                  {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1"})
         return [sys.executable, "-m", "remote_agent.worker", job_file], env
 
     def execute(self, payload, problem, library, symbol, work):
         """Runs the worker (check, then benchmark in that mode). Its reports are the solution's own process
         speaking, so nothing it says ends the submission well: a WorkerReport (its CHECKED, held in check mode,
         and its SUMMARY) goes to the judge first. None when the submission is over (an error was sent)."""
-        job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
-               "mode": "check" if payload.mode == "profile" else payload.mode, "problems_dir": self.problems_dir,
-               "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
+        job = dict(self.job, mode="check" if payload.mode == "profile" else payload.mode)
         argv, env = self._worker_argv(work, job)
         device_start = device.info()
         child = subprocess.Popen(argv, cwd=work, env=env,
@@ -329,9 +336,7 @@ class Agent:
             return
         total = len(problem.cases)
         self.out.emit("PROFILING", total_tests=total, tool=name)
-        with open(os.path.join(work, "job.json"), encoding="utf-8") as f:
-            job = dict(json.load(f), mode="profile")
-        argv, env = self._worker_argv(work, job, "profile-job.json")
+        argv, env = self._worker_argv(work, dict(self.job, mode="profile"), "profile-job.json")
         if toolchain.kind == "hipcc":
             out_dir = os.path.join(work, "rocprof")
             command = profiler.rocprof_command(tool, out_dir, argv)
