@@ -79,6 +79,9 @@ class Agent:
             # swapped); only its home inside is the worker's.
             library = shutil.copy(library, os.path.join(work, "solution.so"))
             os.chmod(work, 0o755)
+            if sandbox.runs_as_root() and not sandbox.can_drop():
+                log("agent: a GPU device here is open to root alone: the solution runs as root (confined, but not "
+                    "as an unprivileged user)")
             os.makedirs(os.path.join(work, "home"))
             sandbox.hand_over(os.path.join(work, "home"))
             self.job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,

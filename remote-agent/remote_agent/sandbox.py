@@ -4,8 +4,10 @@ on processes and open files, and no way to gain privileges (no_new_privs). An ag
 container) runs it as an unprivileged user instead, so that it can read neither the agent's nor the judge's memory
 nor files only root may read."""
 import ctypes
+import glob
 import os
 import resource
+import stat
 
 # Variables passed on: names, or prefixes ending in "_".
 PASSED = ("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "TMPDIR", "CUDA_", "NVIDIA_", "HIP_", "ROCM_", "ROCR_",
@@ -24,13 +26,51 @@ def environment(source, home, extra):
     return env
 
 
+# The GPU's device files: the unprivileged user must reach them (ROCm gives /dev/kfd and the render nodes to the
+# "render" or "video" group, NVIDIA's are usually open to all).
+GPU_DEVICES = ("/dev/kfd", "/dev/dri/renderD*", "/dev/nvidia*")
+
+
 def runs_as_root():
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+def device_groups(devices):
+    """(the groups that open the GPU devices to the unprivileged user, whether it can reach them all) for
+    ``devices``: (mode, gid) of each device file. A device that only root or root's group may use cannot be given."""
+    groups, reachable = set(), True
+    for mode, gid in devices:
+        if mode & stat.S_IROTH and mode & stat.S_IWOTH:
+            continue
+        if gid != 0 and mode & stat.S_IRGRP and mode & stat.S_IWGRP:
+            groups.add(gid)
+        else:
+            reachable = False
+    return sorted(groups), reachable
+
+
+def _gpu_devices():
+    found = []
+    for pattern in GPU_DEVICES:
+        for path in glob.glob(pattern):
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            if stat.S_ISCHR(info.st_mode):
+                found.append((info.st_mode, info.st_gid))
+    return found
+
+
+def can_drop():
+    """Whether, as root, the process that runs user code can become the unprivileged user and still use the GPU."""
+    return runs_as_root() and device_groups(_gpu_devices())[1]
+
+
 def hand_over(path):
-    """Makes a folder the unprivileged user's (when we are root), so that the process running as it can use it."""
-    if not runs_as_root():
+    """Makes a folder the unprivileged user's (when we are root and can drop), so that the process running as it
+    can use it."""
+    if not can_drop():
         return
     _, uid, gid = UNPRIVILEGED
     for root, dirs, files in os.walk(path):
@@ -40,7 +80,8 @@ def hand_over(path):
 
 def confine(drop=True):
     """preexec_fn of the process that runs user code (runs in the child before exec). ``drop``: as root, become
-    the unprivileged user too (not under a profiler, which must keep the agent's user to read the counters)."""
+    the unprivileged user too, with the groups that open the GPU (not under a profiler, which must keep the agent's
+    user to read the counters; nor where a GPU device is root's alone: then the agent logs that it cannot)."""
     for limit, value in LIMITS.items():
         try:
             soft, hard = resource.getrlimit(limit)
@@ -50,9 +91,11 @@ def confine(drop=True):
             pass
     if drop and runs_as_root():
         _, uid, gid = UNPRIVILEGED
-        os.setgroups([])
-        os.setgid(gid)
-        os.setuid(uid)
+        groups, reachable = device_groups(_gpu_devices())
+        if reachable:
+            os.setgroups(groups)  # only the groups that open the GPU
+            os.setgid(gid)
+            os.setuid(uid)
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except (OSError, AttributeError):

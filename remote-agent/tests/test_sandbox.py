@@ -18,6 +18,16 @@ class SandboxTest(unittest.TestCase):
                                "LANG": "C.UTF-8", "HOME": "/work/run", "PYTHONPATH": "/agent",
                                "PYTHONUNBUFFERED": "1"})
 
+    def test_the_gpu_groups_go_with_the_unprivileged_user_and_a_root_only_device_keeps_it_root(self):
+        chr_ = 0o020000
+        nvidia = (chr_ | 0o666, 0)       # crw-rw-rw- root root
+        kfd = (chr_ | 0o660, 109)         # crw-rw---- root render
+        render = (chr_ | 0o660, 44)       # crw-rw---- root video
+        self.assertEqual(sandbox.device_groups([nvidia]), ([], True))
+        self.assertEqual(sandbox.device_groups([kfd, render, nvidia]), ([44, 109], True))
+        self.assertEqual(sandbox.device_groups([kfd, (chr_ | 0o600, 0)]), ([109], False))
+        self.assertEqual(sandbox.device_groups([(chr_ | 0o660, 0)]), ([], False))
+
     def test_a_confined_child_has_no_core_dumps_bounded_processes_and_no_new_privileges(self):
         probe = ("import json, resource\n"
                  "status = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)\n"
@@ -34,7 +44,7 @@ class SandboxTest(unittest.TestCase):
         self.assertLessEqual(seen["nproc"], 4096)
         self.assertLessEqual(seen["nofile"], 4096)
         self.assertEqual(seen["no_new_privs"], "1")
-        if os.geteuid() == 0:
+        if sandbox.can_drop():
             self.assertEqual(seen["uid"], sandbox.UNPRIVILEGED[1], "as root the child runs as nobody")
 
 
