@@ -118,6 +118,27 @@ class DstackFlowTest {
   }
 
   @Test
+  void aProfileComesBackThroughTheTerminalLogWholeAndItsReportIsKept(Vertx vertx) throws Exception {
+    // The report's pieces are 218 KB lines of a terminal's log: several of dstack's 32 KB chunks each, read over pages.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("page_limit", 5));
+         TestService service = start(vertx, fake, Map.of())) {
+      String token = service.userToken("pia");
+      Response created = service.post("/api/submissions", token, mi300x("// agent: ok").put("mode", "profile").encode());
+      assertEquals(201, created.status(), created.body());
+      String id = created.json().getString("id");
+      JsonObject done = service.awaitFinished(id, WAIT);
+      assertEquals("PROFILED", done.getString("status"), done.encode());
+      JsonObject report = done.getJsonObject("result").getJsonObject("report");
+      assertEquals(true, report.getBoolean("stored"), report.encode());
+      assertEquals(2, done.getJsonArray("profile_results").size());
+      TestService.Download file = service.download("/api/submissions/" + id + "/profile", token);
+      assertEquals(200, file.status());
+      assertEquals(384_000, file.body().length);
+      fake.assertNothingRunning(WAIT);
+    }
+  }
+
+  @Test
   void theCodeTravelsAsAnArchiveOnlyAndForgedOutputChangesNothing(Vertx vertx) throws Exception {
     try (FakeDstack fake = FakeDstack.start(new JsonObject());
          TestService service = start(vertx, fake, Map.of())) {
