@@ -17,6 +17,18 @@ LIMITS = {resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: 4096, resource.RLIMIT_
 PR_SET_NO_NEW_PRIVS = 38
 
 
+def _prctl():
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+# Looked up here, once: confine() runs in a child forked from a process with threads, where loading a library
+# (the loader's lock) could deadlock.
+PRCTL = _prctl()
+
+
 def environment(source, home, extra):
     """The environment of a process that runs user code: PASSED from ``source``, HOME, then ``extra``."""
     env = {k: v for k, v in source.items()
@@ -96,7 +108,5 @@ def confine(drop=True):
             os.setgroups(groups)  # only the groups that open the GPU
             os.setgid(gid)
             os.setuid(uid)
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    if PRCTL is not None:
+        PRCTL(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
