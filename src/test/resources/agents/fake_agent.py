@@ -6,6 +6,7 @@ What it does is chosen by directives in the submitted code, so one agent serves 
   //        | replay:<transcript>
   // delay: <seconds between events>
   // report: whole | corrupt | missing-piece   (profile mode: the report file the agent sends)
+  // piece-delay: <seconds after each piece of the report>
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
 import base64
@@ -179,7 +180,7 @@ def main():
         child.kill()
         return
     if payload["mode"] == "profile":
-        profile(tests, directive(code, "report", "whole"), delay)
+        profile(tests, directive(code, "report", "whole"), delay, float(directive(code, "piece-delay", "0")))
         child.kill()
         return
     time.sleep(delay)
@@ -197,7 +198,7 @@ def main():
     child.kill()
 
 
-def profile(tests, report, delay):
+def profile(tests, report, delay, piece_delay):
     """Profile mode as the real agent reports it (remote_agent/profiler.py): a PROFILE_RESULT per test, the
     report file in PROFILE_REPORT pieces, PROFILED. ``// report: whole | corrupt | missing-piece``."""
     emit("PROFILING", total_tests=len(tests), tool="Nsight Compute")
@@ -221,6 +222,7 @@ def profile(tests, report, delay):
             part = b"x" + part[1:]
         emit("PROFILE_REPORT", name="profile.ncu-rep", part=n, parts=len(parts), size=len(data), sha256=digest,
              data=base64.b64encode(part).decode("ascii"))
+        time.sleep(piece_delay)
     emit("PROFILED", tool="Nsight Compute", tool_version="fake", total_tests=len(tests), kernels=len(tests),
          report={"name": "profile.ncu-rep", "size": len(data), "sha256": digest})
 

@@ -166,6 +166,10 @@ public final class DstackBackend implements Backend {
     private JsonObject heldFields;
     private LogFollower.Position heldStart;
     private int heldLines;
+    /** Where the profile report's first piece began: the pieces are kept in memory only, so a restart reads them
+     * again from there. */
+    private LogFollower.Position piecesStart;
+    private int piecesLines;
     private long heldAt;
     private boolean cancelled;
     private boolean provisioningTimedOut;
@@ -335,6 +339,10 @@ public final class DstackBackend implements Backend {
           continue;
         }
         agentStarted = true;
+        if (event.type() == EventType.PROFILE_REPORT && piecesStart == null) {
+          piecesStart = line.start();
+          piecesLines = lines - 1;
+        }
         if (event.type().isTerminal(mode) && heldType == null) {
           // Held until dstack reports the run final, so that the result carries what it cost.
           heldType = event.type();
@@ -347,10 +355,12 @@ public final class DstackBackend implements Backend {
         }
       }
       // A restart resumes after the events handed over, and before a held one (so that it is read again).
-      int resumeLines = heldType != null ? heldLines : lines;
+      // (The pieces come after every stored event of the run and before its terminal one.)
+      int resumeLines = piecesStart != null ? piecesLines : heldType != null ? heldLines : lines;
       if (resumeLines != reportedLines && !newLines.isEmpty()) {
         reportedLines = resumeLines;
-        LogFollower.Position at = heldType != null ? heldStart : newLines.get(newLines.size() - 1).end();
+        LogFollower.Position at = piecesStart != null ? piecesStart
+            : heldType != null ? heldStart : newLines.get(newLines.size() - 1).end();
         listener.onLogPosition(resumeLines, at.encode());
       }
     }

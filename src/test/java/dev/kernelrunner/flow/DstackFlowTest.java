@@ -139,6 +139,36 @@ class DstackFlowTest {
   }
 
   @Test
+  void aRestartWhileTheReportArrivesReadsItsPiecesAgain(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject())) {
+      Map<String, String> env = new HashMap<>(fake.serviceEnv());
+      TestService first = TestService.start(vertx, env);
+      String token = first.userToken("ada");
+      Response created = first.post("/api/submissions", token,
+          mi300x("// agent: ok\n// piece-delay: 1.5").put("mode", "profile").encode());
+      String id = created.json().getString("id");
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (!"PROFILING".equals(first.submission(id).getString("status")) && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      Thread.sleep(1500); // the first piece is in; the others come 1.5 s apart
+      first.stop();
+      try (TestService second = TestService.start(vertx, env, first.databaseUrl(), first.dataDir())) {
+        JsonObject done = second.awaitFinished(id, WAIT);
+        assertEquals("PROFILED", done.getString("status"), done.encode());
+        assertEquals(true, done.getJsonObject("result").getJsonObject("report").getBoolean("stored"), done.encode());
+        assertEquals(384_000, second.download("/api/submissions/" + id + "/profile", token).body().length);
+        try (SseClient replay = second.events(id, token, Map.of())) {
+          List<String> seen = types(replay.untilEnd(WAIT));
+          assertEquals(2, Collections.frequency(seen, "PROFILE_RESULT"), seen.toString());
+          assertEquals(1, Collections.frequency(seen, "PROFILED"), seen.toString());
+        }
+        fake.assertNothingRunning(WAIT);
+      }
+    }
+  }
+
+  @Test
   void theCodeTravelsAsAnArchiveOnlyAndForgedOutputChangesNothing(Vertx vertx) throws Exception {
     try (FakeDstack fake = FakeDstack.start(new JsonObject());
          TestService service = start(vertx, fake, Map.of())) {
