@@ -12,7 +12,7 @@ import time
 import traceback
 
 from remote_agent import catalog, compiler, device, events, launcher, physics, profiler, sandbox, verification
-from remote_agent.payload import PayloadError, parse
+from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
 
 FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "BENCHMARKING", "BENCHMARK_RESULT",
                         "RUNTIME_ERROR", "ERROR"}
@@ -87,11 +87,11 @@ class Agent:
             self.job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
                         "problems_dir": self.problems_dir,
                         "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
-            report = self.execute(payload, problem, library, symbol, work)
+            report = self.execute(payload, work)
             if report is None:
                 return
             claims = report.summary["test_results"] if payload.mode == "benchmark" else None
-            verdict = self.verify(payload, problem, toolchain, work, library, symbol, claims)
+            verdict = self.verify(payload, problem, toolchain, work, claims)
             if verdict is None:
                 return
             if payload.mode == "check":
@@ -155,7 +155,7 @@ class Agent:
                                   {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1"})
         return [sys.executable, "-m", "remote_agent.worker", job_file], env
 
-    def execute(self, payload, problem, library, symbol, work):
+    def execute(self, payload, work):
         """Runs the worker (check, then benchmark in that mode). Its reports are the solution's own process
         speaking, so nothing it says ends the submission well: a WorkerReport (its CHECKED, held in check mode,
         and its SUMMARY) goes to the judge first. None when the submission is over (an error was sent)."""
@@ -238,14 +238,13 @@ class Agent:
 
     # ---- the judge
 
-    def verify(self, payload, problem, toolchain, work, library, symbol, claims):
+    def verify(self, payload, problem, toolchain, work, claims):
         """The judge's verdict on the solution (remote_agent/judge.py): every test once more, on inputs only the
         judge knows, called by a fresh worker on buffers the judge owns and checks. With ``claims`` (the worker's
         per-test times) that worker runs under the profiler, which times each call itself. Returns the verdict,
         or None when the submission is over (an error was sent)."""
-        job = {"problem": problem.slug, "dtype": payload.dtype, "problems_dir": self.problems_dir}
-        argv, env = self._worker_argv(work, dict(job, library=library, symbol=symbol, mode="serve"),
-                                      "serve-job.json")
+        job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
+        argv, env = self._worker_argv(work, dict(self.job, mode="serve"), "serve-job.json")
         tool = profiler.find_tool(toolchain.kind) if claims is not None else None
         report_base = os.path.join(work, "verify")
         if tool and toolchain.kind == "hipcc":
@@ -289,14 +288,8 @@ class Agent:
         """The worker's claimed times against the profiler's own (a fresh process, the judge's inputs)."""
         if tool is None:
             return {"status": "not_checked", "reason": "no profiler on this GPU machine"}
-        if toolchain.kind == "hipcc":
-            name, tests = "rocprofv3", profiler.parse_rocprof(report_base)
-        else:
-            name = "Nsight Compute"
-            raw, _ = profiler.ncu_import_commands(tool, report_base + ".ncu-rep")
-            done = subprocess.run(raw, capture_output=True, text=True, timeout=120)
-            tests = profiler.ncu_tests(done.stdout, "")
-        return dict(profiler.cross_check(claims, tests), by=name)
+        tests = profiler.read_tests(toolchain.kind, tool, report_base, hints=False)
+        return dict(profiler.cross_check(claims, tests), by=profiler.tool_name(toolchain.kind))
 
     def benchmarked(self, payload, problem, report, verdict):
         """BENCHMARKED from the worker's summary, once the judge passed it: with the verdict, the device readings,
@@ -332,7 +325,7 @@ class Agent:
         PROFILE_RESULT per test (each kernel with its figures and the tool's hint), the report file in
         PROFILE_REPORT pieces, then PROFILED."""
         tool = profiler.find_tool(toolchain.kind)
-        name = "rocprofv3" if toolchain.kind == "hipcc" else "Nsight Compute"
+        name = profiler.tool_name(toolchain.kind)
         if tool is None:
             self.out.emit("ERROR", message="profile mode needs " + name + " on the GPU machine, and it has none",
                           details="looked for " + ("rocprofv3" if toolchain.kind == "hipcc" else "ncu") + " on PATH")
@@ -340,13 +333,11 @@ class Agent:
         total = len(problem.cases)
         self.out.emit("PROFILING", total_tests=total, tool=name)
         argv, env = self._worker_argv(work, dict(self.job, mode="profile"), "profile-job.json")
+        report_base = os.path.join(work, "profile")
         if toolchain.kind == "hipcc":
-            out_dir = os.path.join(work, "rocprof")
-            command = profiler.rocprof_command(tool, out_dir, argv)
+            command = profiler.rocprof_command(tool, report_base, argv)
         else:
-            report_base = os.path.join(work, "profile")
-            log_file = os.path.join(work, "ncu.log")
-            command = profiler.ncu_command(tool, report_base, log_file, argv)
+            command = profiler.ncu_command(tool, report_base, os.path.join(work, "ncu.log"), argv)
         limit = payload.limits["benchmark_seconds"]
         child = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, start_new_session=True, preexec_fn=lambda: sandbox.confine(drop=False))
@@ -379,15 +370,9 @@ class Agent:
             self.out.emit("RUNTIME_ERROR", message="the kernel failed under " + name + " (exit code "
                           + str(child.returncode) + ")", details=events.trim((tool_log + stderr).strip()))
             return
-        if toolchain.kind == "hipcc":
-            tests = profiler.parse_rocprof(out_dir)
-            report = profiler.archive_dir(out_dir, os.path.join(work, "profile-rocprofv3"))
-        else:
-            report = report_base + ".ncu-rep"
-            raw_cmd, details_cmd = profiler.ncu_import_commands(tool, report)
-            raw = subprocess.run(raw_cmd, capture_output=True, text=True, timeout=120)
-            details = subprocess.run(details_cmd, capture_output=True, text=True, timeout=120)
-            tests = profiler.ncu_tests(raw.stdout, details.stdout)
+        tests = profiler.read_tests(toolchain.kind, tool, report_base)
+        report = (profiler.archive_dir(report_base, os.path.join(work, "profile-rocprofv3"))
+                  if toolchain.kind == "hipcc" else report_base + ".ncu-rep")
         for case in problem.cases:
             kernels = tests.get(case["test_id"], [])
             self.out.emit("PROFILE_RESULT", result={"test_id": case["test_id"], "name": case["name"],
@@ -412,9 +397,6 @@ class Agent:
         except ProcessLookupError:
             pass
         child.wait()
-
-
-DEFAULT_REVIEW_SPEEDUP = 10.0
 
 
 class WorkerReport:

@@ -8,6 +8,8 @@ from remote_agent.stats import StoppingRule
 
 LANGUAGES = ("cuda", "hip")
 MODES = ("check", "benchmark", "profile")
+# A speedup over the reference past this (on any test) publishes the result as needs_review.
+DEFAULT_REVIEW_SPEEDUP = 10.0
 DEFAULT_LIMITS = {"compile_seconds": 60, "test_seconds": 120, "benchmark_seconds": 300}
 
 
@@ -91,7 +93,7 @@ def parse(raw_bytes):
         if not isinstance(benchmark, dict):
             raise ValueError("not an object")
         StoppingRule.from_settings(benchmark)
-        review = benchmark.get("review_speedup", 10.0)
+        review = benchmark.get("review_speedup", DEFAULT_REVIEW_SPEEDUP)
         if isinstance(review, bool) or not isinstance(review, (int, float)) or review <= 1:
             raise ValueError("review_speedup must be a number above 1")
     except (TypeError, ValueError) as e:

@@ -9,6 +9,7 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
 
 RANGE_PREFIX = "kr-test-"
 # The report travels inside signed event lines (at most 1 MiB each, and dstack ships a terminal's log): pieces of
@@ -32,6 +33,11 @@ NCU_METRICS = {
     "launch__block_size": "block_size",
 }
 NCU_SECTIONS = ("SpeedOfLight", "Occupancy", "LaunchStats")
+
+
+def tool_name(kind):
+    """What a toolchain kind ('nvcc' or 'hipcc') is profiled with, as the author reads it."""
+    return "rocprofv3" if kind == "hipcc" else "Nsight Compute"
 
 
 def find_tool(kind):
@@ -199,6 +205,17 @@ def ncu_tests(raw_text, details_text):
         kernel["hint_rule"] = hint["rule"] if hint else None
         tests.setdefault(kernel.pop("test_id"), []).append(kernel)
     return tests
+
+
+def read_tests(kind, tool, report_base, hints=True):
+    """Per test id, the kernels a run under ``tool`` recorded at ``report_base`` (rocprofv3's folder, or ncu's
+    report without its .ncu-rep suffix); ``hints``: with ncu's rule advice (one more pass over the report)."""
+    if kind == "hipcc":
+        return parse_rocprof(report_base)
+    raw_cmd, details_cmd = ncu_import_commands(tool, report_base + ".ncu-rep")
+    raw = subprocess.run(raw_cmd, capture_output=True, text=True, timeout=120).stdout
+    details = subprocess.run(details_cmd, capture_output=True, text=True, timeout=120).stdout if hints else ""
+    return ncu_tests(raw, details)
 
 
 def parse_rocprof(out_dir):
