@@ -1,4 +1,5 @@
-"""``python3 -m remote_agent --payload FILE``"""
+"""``python3 -m remote_agent --payload FILE`` (``-``: the payload comes on stdin), or
+``python3 -m remote_agent worker ...`` (see gpu_worker.py)."""
 import argparse
 import ctypes
 import os
@@ -37,24 +38,32 @@ def fail(message):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["worker"]:
+        from remote_agent import gpu_worker
+        return gpu_worker.main(argv[1:])
     own_session()
     not_dumpable()
     parser = argparse.ArgumentParser(prog="remote_agent")
-    parser.add_argument("--payload", required=True, help="the submission's payload JSON file")
+    parser.add_argument("--payload", required=True, help="the submission's payload JSON file; - for stdin")
     try:
         args = parser.parse_args(argv)
     except SystemExit:
         return fail("usage: python3 -m remote_agent --payload FILE")
-    try:
-        with open(args.payload, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        return fail("cannot read the payload file: " + str(e))
+    if args.payload == "-":
+        # A warm agent: gpu_worker.py starts it before its job arrives, so its start and imports are done by now.
+        raw = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(args.payload, "rb") as f:
+                raw = f.read()
+        except OSError as e:
+            return fail("cannot read the payload file: " + str(e))
+        try:
+            os.remove(args.payload)  # read once: nothing started later (user code) can read the key from it
+        except OSError as e:
+            print("agent: could not remove the payload file: " + str(e), file=sys.stderr, flush=True)
     key, raw = take_event_key(raw)
-    try:
-        os.remove(args.payload)  # read once: nothing started later (user code) can read the key from it
-    except OSError as e:
-        print("agent: could not remove the payload file: " + str(e), file=sys.stderr, flush=True)
     if key is None:
         return fail("the payload has no valid event_key (base64 of at least 16 bytes)")
     Agent(Emitter(key, sys.stdout)).run(raw)

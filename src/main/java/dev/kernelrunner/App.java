@@ -19,6 +19,8 @@ import dev.kernelrunner.registry.ActiveProcessRegistryVerticle;
 import dev.kernelrunner.store.ResultStoreVerticle;
 import dev.kernelrunner.supervisor.ProcessSupervisorVerticle;
 import dev.kernelrunner.tracker.SubmissionTrackerVerticle;
+import dev.kernelrunner.workers.WorkerHubVerticle;
+import dev.kernelrunner.workers.WorkerProtocol;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Deployable;
 import io.vertx.core.Future;
@@ -32,7 +34,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * The six verticles, deployed in dependency order: the store first (everyone persists through it), the HTTP
+ * The seven verticles, deployed in dependency order: the store first (everyone persists through it), the HTTP
  * server last (so nothing is accepted before the rest is ready).
  */
 public final class App {
@@ -61,15 +63,20 @@ public final class App {
     Map<String, GpuType> served = config.gpuTypes();
     Logs.carrySubmissionIds(vertx.eventBus());
     LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class, EventAppend.class,
-        EventAppend.Stored.class, LiveFrame.class, EventFrame.class, ProfileReport.class);
+        EventAppend.Stored.class, LiveFrame.class, EventFrame.class, ProfileReport.class,
+        WorkerProtocol.Connect.class, WorkerProtocol.Disconnect.class, WorkerProtocol.Lines.class,
+        WorkerProtocol.Exit.class, WorkerProtocol.Consumed.class, WorkerProtocol.Push.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
     Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
     // One client of the dstack server for the backend and the fleet manager: the version check is made once.
     DstackApi dstackApi = DstackApi.ifConfigured(vertx, config.dstack(), meters);
     Map<String, Backend> backends = new HashMap<>();
+    WorkerHubVerticle workers = new WorkerHubVerticle(config);
+    backends.put(AppConfig.WORKER_BACKEND, workers.backend());
     List<Supplier<Deployable>> order = List.of(
         () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),
         () -> new ActiveProcessRegistryVerticle(config, meters),
+        () -> workers,
         () -> new ProcessSupervisorVerticle(config, backends),
         () -> new FleetManagerVerticle(config, meters, dstackApi),
         () -> new SubmissionTrackerVerticle(config, served, meters),

@@ -28,7 +28,8 @@ public interface Backend {
    * Where to pick a run up again: the backend's run name, how many log lines were consumed and the backend's own
    * note of where they end ({@link RunListener#onLogPosition}), and the run's event key.
    */
-  record Resume(String submissionId, String runName, int lines, String position, String eventKey, Mode mode) {}
+  record Resume(String submissionId, String runName, int lines, String position, String eventKey, Mode mode,
+                String gpuType) {}
 
   /** Follows a run that an earlier instance of the service started, from where {@code resume} says. */
   default Future<RunHandle> attach(Resume resume, RunListener listener) {

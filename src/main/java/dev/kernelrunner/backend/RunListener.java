@@ -18,6 +18,14 @@ public interface RunListener {
    */
   void onFailed(EventType type, JsonObject fields, List<String> logTail);
 
+  /**
+   * The machine running it went away for good (a worker that did not come back): what it did is unknown, and the
+   * submission may be tried again. Said instead of {@link #onExit}.
+   */
+  default void onLost(String reason, List<String> logTail) {
+    onFailed(EventType.ERROR, new JsonObject().put("message", reason), logTail);
+  }
+
   /** The backend's name for the run changed (a new attempt). */
   default void onRunName(String runName) {}
 

@@ -9,6 +9,15 @@ public final class Addresses {
   public static final String SUBMISSIONS_PROGRESS = "submissions.progress";
   public static final String TRACKER_CANCEL = "tracker.cancel";
   public static final String TRACKER_QUEUES = "tracker.queues";
+  /** Body {@code {gpu_type, capacity}}: a worker type's connected workers changed. */
+  public static final String TRACKER_CAPACITY = "tracker.capacity";
+
+  // Worker hub (bodies: dev.kernelrunner.workers.WorkerProtocol records)
+  public static final String WORKERS_CONNECT = "workers.connect";
+  public static final String WORKERS_DISCONNECT = "workers.disconnect";
+  public static final String WORKERS_LINES = "workers.lines";
+  public static final String WORKERS_EXIT = "workers.exit";
+  public static final String WORKERS_LIST = "workers.list";
 
   // Active-process registry
   public static final String SUBMISSIONS_CANCEL = "submissions.cancel";

@@ -7,8 +7,8 @@ import java.util.List;
 import java.util.Map;
 
 /** Every setting of the service, read once at start-up (see {@link ConfigLoader}). */
-public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Amd amd, Dstack dstack,
-                        Runtime runtime) {
+public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Workers workers, Amd amd,
+                        Dstack dstack, Runtime runtime) {
 
   /**
    * {@code eventLoops}: Vert.x event-loop threads. Every verticle is one instance on one loop; on the 2-core
@@ -55,6 +55,13 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
 
   public record Local(List<String> gpuTypes, int maxConcurrent) {}
 
+  /**
+   * GPU types served by workers that connect to this service ({@code python3 -m remote_agent worker}); their
+   * capacity is the connected workers'. {@code lostAfter}: how long a worker with a job may stay away before its
+   * job is re-queued (once; the second time it is ended as ERROR).
+   */
+  public record Workers(List<String> gpuTypes, Duration lostAfter) {}
+
   /** The seed's AMD_* settings; the dstack backend uses them. */
   public record Amd(String backend, String fleetName, String gpuType, String gpuMemory, int fleetMaxNodes,
                     String fleetIdleDuration, String spotPolicy, boolean fleetDryRun) {}
@@ -83,17 +90,24 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
     }
   }
 
-  /** A GPU type the service can take work for, the backend that serves it and how many run at once. */
+  /**
+   * A GPU type the service can take work for, the backend that serves it and how many run at once (for a worker
+   * type: none until workers connect, see {@code tracker.capacity}).
+   */
   public record GpuType(String name, String backend, int capacity) {}
 
   public static final String LOCAL_BACKEND = "local";
   public static final String DSTACK_BACKEND = "dstack";
+  public static final String WORKER_BACKEND = "worker";
 
-  /** Configured GPU types by name; a type served locally is never also sent to dstack. */
+  /** Configured GPU types by name; a type served locally is never also served by workers or sent to dstack. */
   public Map<String, GpuType> gpuTypes() {
     Map<String, GpuType> types = new LinkedHashMap<>();
     for (String name : local.gpuTypes()) {
       types.put(name, new GpuType(name, LOCAL_BACKEND, local.maxConcurrent()));
+    }
+    for (String name : workers.gpuTypes()) {
+      types.putIfAbsent(name, new GpuType(name, WORKER_BACKEND, 0));
     }
     types.putIfAbsent(amd.gpuType(), new GpuType(amd.gpuType(), DSTACK_BACKEND, amd.fleetMaxNodes()));
     return types;

@@ -56,6 +56,8 @@ public final class ConfigLoader {
       new Override("REVIEW_SPEEDUP", "agent", "review_speedup"),
       new Override("LOCAL_GPU_TYPES", "local", "gpu_types"),
       new Override("LOCAL_MAX_CONCURRENT", "local", "max_concurrent"),
+      new Override("WORKER_GPU_TYPES", "workers", "gpu_types"),
+      new Override("WORKER_LOST_SECONDS", "workers", "lost_after_seconds"),
       new Override("AMD_BACKEND", "amd", "backend"),
       new Override("AMD_FLEET_NAME", "amd", "fleet_name"),
       new Override("AMD_GPU_TYPE", "amd", "gpu_type"),
@@ -190,14 +192,16 @@ public final class ConfigLoader {
     if ("root".equals(agent.user())) {
       problems.add("AGENT_USER (agent.user) must not be root: agents run user code");
     }
-    List<String> gpuTypes = Arrays.stream(string("local", "gpu_types", false).split(","))
-        .map(String::trim).filter(s -> !s.isEmpty()).toList();
-    for (String type : gpuTypes) {
-      if (!NAME.matcher(type).matches()) {
-        problems.add("LOCAL_GPU_TYPES (local.gpu_types): '" + type + "' is not a valid GPU type name");
+    List<String> gpuTypes = gpuTypeList("LOCAL_GPU_TYPES", "local");
+    AppConfig.Local local = new AppConfig.Local(gpuTypes, integer("local", "max_concurrent", 1, 1024));
+    List<String> workerTypes = gpuTypeList("WORKER_GPU_TYPES", "workers");
+    for (String type : workerTypes) {
+      if (gpuTypes.contains(type)) {
+        problems.add("WORKER_GPU_TYPES (workers.gpu_types): '" + type + "' is already served locally (LOCAL_GPU_TYPES)");
       }
     }
-    AppConfig.Local local = new AppConfig.Local(gpuTypes, integer("local", "max_concurrent", 1, 1024));
+    AppConfig.Workers workers = new AppConfig.Workers(workerTypes,
+        Duration.ofSeconds(integer("workers", "lost_after_seconds", 1, 86400)));
     AppConfig.Amd amd = new AppConfig.Amd(
         matching("amd", "backend", NAME, "a dstack backend name"),
         matching("amd", "fleet_name", NAME, "a fleet name of letters, digits, '-', '_' or '.'"),
@@ -236,7 +240,20 @@ public final class ConfigLoader {
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
-    return new AppConfig(http, database, sse, agent, local, amd, dstack, runtime);
+    return new AppConfig(http, database, sse, agent, local, workers, amd, dstack, runtime);
+  }
+
+  /** A comma list of GPU type names ({@code section.gpu_types}); a bad name is a problem naming the variable. */
+  private List<String> gpuTypeList(String variable, String section) {
+    String value = string(section, "gpu_types", true);
+    List<String> types = Arrays.stream(value == null ? new String[0] : value.split(","))
+        .map(String::trim).filter(s -> !s.isEmpty()).toList();
+    for (String type : types) {
+      if (!NAME.matcher(type).matches()) {
+        problems.add(variable + " (" + section + ".gpu_types): '" + type + "' is not a valid GPU type name");
+      }
+    }
+    return types;
   }
 
   /** Splits a command line into argv: whitespace separates, single or double quotes group. No shell. */

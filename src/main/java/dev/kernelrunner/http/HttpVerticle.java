@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 /** The REST API, the SSE streams, health and metrics. */
 public class HttpVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(HttpVerticle.class);
-  private static final String PRINCIPAL = "principal";
+  static final String PRINCIPAL = "principal";
   private static final Pattern USER_ID = Pattern.compile("[A-Za-z0-9_.@-]{1,128}");
   private static final Pattern TOKEN_ID = Pattern.compile("[0-9a-f]{16}");
   private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
@@ -109,10 +109,12 @@ public class HttpVerticle extends VerticleBase {
       ctx.next();
     });
     router.route("/api/*").handler(this::authenticate);
+    router.route("/api/*").handler(HttpVerticle::rolesApart);
     router.route("/api/admin/*").handler(HttpVerticle::adminOnly);
     // Room for JSON escaping of the largest allowed code; past this the body is refused unread.
     long bodyLimit = (long) config.http().maxCodeBytes() * 6 + 64 * 1024;
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(bodyLimit));
+    new WorkerApi(vertx, config.sse().heartbeat()).install(router);
     router.post("/api/submissions").handler(this::createSubmission);
     get(router, "/api/submissions").handler(this::listSubmissions);
     router.post("/api/submissions/cancel").handler(this::cancelByBody);
@@ -272,7 +274,7 @@ public class HttpVerticle extends VerticleBase {
       request.pause();
     }
     Bus.request(bus, Addresses.STORE_TOKEN_LOOKUP, new JsonObject().put("token", token)).onSuccess(user -> {
-      Principal principal = new Principal(user.getString("user_id"), "admin".equals(user.getString("role")));
+      Principal principal = new Principal(user.getString("user_id"), Principal.Role.of(user.getString("role")));
       tokens.put(presented, principal);
       ctx.put(PRINCIPAL, principal);
       ctx.next();
@@ -295,6 +297,20 @@ public class HttpVerticle extends VerticleBase {
     } catch (IllegalStateException e) {
       // Already read in full: nothing was held.
     }
+  }
+
+  /**
+   * A worker token serves jobs and nothing else; the worker API is for worker tokens only (a user's token there
+   * could take other users' jobs, code and inputs). Checked before any body is read.
+   */
+  private static void rolesApart(RoutingContext ctx) {
+    boolean workerApi = ctx.request().path().startsWith(WorkerApi.PREFIX);
+    if (workerApi != principal(ctx).worker()) {
+      ApiError.send(ctx, 403, "forbidden", workerApi ? "the worker API takes worker tokens only"
+          : "a worker token can only be used by a worker (" + WorkerApi.PREFIX + ")");
+      return;
+    }
+    ctx.next();
   }
 
   /** Everything under /api/admin/ is for admins only; checked once, before any body is read. */
@@ -562,13 +578,14 @@ public class HttpVerticle extends VerticleBase {
       return;
     }
     JsonArray errors = new JsonArray();
-    Object user = body.getValue("user_id");
+    Object role = body.getValue("role", "user");
+    // A worker token names the machine it is for; one without a name is just "worker".
+    Object user = body.getValue("user_id", "worker".equals(role) ? "worker" : null);
     if (!(user instanceof String s) || !USER_ID.matcher(s).matches()) {
       errors.add(ApiError.field("user_id", "1 to 128 of letters, digits, '_', '.', '@' or '-'"));
     }
-    Object role = body.getValue("role", "user");
-    if (!"user".equals(role) && !"admin".equals(role)) {
-      errors.add(ApiError.field("role", "must be 'user' or 'admin'"));
+    if (!"user".equals(role) && !"admin".equals(role) && !"worker".equals(role)) {
+      errors.add(ApiError.field("role", "must be 'user', 'admin' or 'worker'"));
     }
     if (!errors.isEmpty()) {
       ApiError.validation(ctx, 400, errors);
@@ -634,9 +651,10 @@ public class HttpVerticle extends VerticleBase {
       JsonArray types = new JsonArray();
       gpuTypes.values().forEach(type -> {
         JsonObject state = queues.getJsonObject(type.name(), new JsonObject());
-        boolean free = state.getInteger("running", 0) < type.capacity();
+        int capacity = state.getInteger("capacity", type.capacity());
+        boolean free = state.getInteger("running", 0) < capacity;
         JsonObject entry = new JsonObject().put("name", type.name()).put("backend", type.backend())
-            .put("capacity", type.capacity()).put("running", state.getInteger("running", 0))
+            .put("capacity", capacity).put("running", state.getInteger("running", 0))
             .put("queued", state.getInteger("queued", 0));
         if (AppConfig.DSTACK_BACKEND.equals(type.backend()) && !"UP".equals(health.getString("status"))) {
           String why = health.getString("error", health.getString("message", "the dstack server is not usable"));

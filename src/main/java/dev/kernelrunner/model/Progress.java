@@ -17,10 +17,11 @@ public sealed interface Progress extends ForSubmission {
   /**
    * The process is gone. {@code killed}: stopped on request; {@code timedOut}: stopped at the time limit;
    * {@code terminalSeen}: the agent had already reported how it ended; {@code startError}: it never started;
-   * {@code failure} (with its fields): how the backend says it failed, null when it does not say.
+   * {@code failure} (with its fields): how the backend says it failed, null when it does not say; {@code lost}:
+   * why the backend lost the run (its machine went away; the submission may run again), else null.
    */
   record Exit(String submissionId, Integer exitCode, boolean killed, boolean timedOut, boolean terminalSeen,
-              String startError, List<String> logTail, EventType failure, JsonObject failureFields)
+              String startError, List<String> logTail, EventType failure, JsonObject failureFields, String lost)
       implements Progress {
 
     public Exit {
@@ -29,7 +30,7 @@ public sealed interface Progress extends ForSubmission {
 
     public Exit(String submissionId, Integer exitCode, boolean killed, boolean timedOut, boolean terminalSeen,
                 String startError, List<String> logTail) {
-      this(submissionId, exitCode, killed, timedOut, terminalSeen, startError, logTail, null, null);
+      this(submissionId, exitCode, killed, timedOut, terminalSeen, startError, logTail, null, null, null);
     }
   }
 }

@@ -155,7 +155,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     run.eventKey = body.getString("event_key");
     runs.put(id, run);
     Backend.Resume resume = new Backend.Resume(id, run.runName, body.getInteger("log_offset", 0),
-        body.getString("log_position"), body.getString("event_key"), run.mode);
+        body.getString("log_position"), body.getString("event_key"), run.mode, body.getString("gpu_type"));
     log.info("following {} run {} of {} again (from log line {})", backendName, run.runName, id, resume.lines());
     backend.attach(resume, listener(run))
         .onSuccess(handle -> {
@@ -273,6 +273,12 @@ public class ProcessSupervisorVerticle extends VerticleBase {
       }
 
       @Override
+      public void onLost(String reason, List<String> logTail) {
+        run.lost = reason;
+        finish(run, null, logTail, null, EventType.ERROR, new JsonObject().put("message", reason));
+      }
+
+      @Override
       public void onRunName(String runName) {
         run.runName = runName;
         if (run.handle != null) {
@@ -349,7 +355,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
           });
     }
     Progress.Exit exit = new Progress.Exit(run.id, exitCode, run.killRequested, run.timedOut, run.terminalSeen,
-        startError, logTail, failure, failureFields);
+        startError, logTail, failure, failureFields, run.lost);
     // After the run's last event, which may still wait for its report to be stored.
     run.afterReport.compose(v -> bus.<String>request(Addresses.SUBMISSIONS_PROGRESS, exit))
         .onSuccess(reply -> run.gone.complete(reply.body()))
@@ -407,6 +413,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     boolean timedOut;
     boolean terminalSeen;
     boolean finished;
+    /** Why the backend lost the run (its machine went away for good); null when it did not. */
+    String lost;
     long timer = -1;
     Future<?> lastEvent = Future.succeededFuture();
     /** The profiler report's pieces, until PROFILED says the run is done. */

@@ -50,6 +50,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   private final Map<String, Tracked> active = new HashMap<>();
   private final Map<String, ArrayDeque<Tracked>> queues = new LinkedHashMap<>();
   private final Map<String, Integer> running = new HashMap<>();
+  /** Runs in flight at most per GPU type: configured, or (worker types) the connected workers. */
+  private final Map<String, Integer> capacity = new HashMap<>();
   /** Runs of an earlier instance to follow again, found by reconciliation (backend runs that outlive us). */
   private final List<JsonObject> toAttach = new ArrayList<>();
   private EventBus bus;
@@ -67,6 +69,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       ArrayDeque<Tracked> queue = new ArrayDeque<>();
       queues.put(type.name(), queue);
       running.put(type.name(), 0);
+      capacity.put(type.name(), type.capacity());
       Map<EventType, java.util.function.Supplier<Number>> byStatus = new LinkedHashMap<>();
       TrackerMeters.LIVE_STATUSES.forEach(status -> byStatus.put(status, () -> active.values().stream()
           .filter(t -> t.gpuType.equals(type.name()) && t.status == status && !t.terminal).count()));
@@ -79,13 +82,14 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       meters.gauges(type.name(), byStatus, oldestInStatus, queue::size, () -> {
         Tracked oldest = queue.peek();
         return oldest == null ? 0 : (System.nanoTime() - oldest.queuedSince) / 1e9;
-      }, () -> running.get(type.name()), type.capacity());
+      }, () -> running.get(type.name()), () -> capacity.get(type.name()));
     });
     return reconcile().compose(v -> Future.all(List.of(
         Bus.serve(bus, Addresses.SUBMISSIONS_CREATE, this::create, log),
         Bus.serve(bus, Addresses.SUBMISSIONS_PROGRESS, this::progress, log),
         Bus.serve(bus, Addresses.TRACKER_CANCEL, this::cancel, log),
-        Bus.serve(bus, Addresses.TRACKER_QUEUES, this::queueState, log))))
+        Bus.serve(bus, Addresses.TRACKER_QUEUES, this::queueState, log),
+        Bus.serve(bus, Addresses.TRACKER_CAPACITY, this::capacityChanged, log))))
         .compose(v -> reattach())
         .onSuccess(v -> {
           sweep();
@@ -103,7 +107,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         log.error("could not re-attach to {}: {}", id, error.toString());
         onExit(new Progress.Exit(id, null, false, false, false, null, List.of(), EventType.ERROR,
             new JsonObject().put("message", "the service restarted and could not follow this run again")
-                .put("details", error.getMessage())));
+                .put("details", error.getMessage()), null));
       }));
     }
     toAttach.clear();
@@ -162,7 +166,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     ArrayDeque<Tracked> queue = queues.get(gpuType);
     GpuType type = gpuTypes.get(gpuType);
     boolean started = false;
-    while (running.get(gpuType) < type.capacity() && !queue.isEmpty()) {
+    while (running.get(gpuType) < capacity.get(gpuType) && !queue.isEmpty()) {
       started = true;
       Tracked next = queue.poll();
       running.merge(gpuType, 1, Integer::sum);
@@ -225,6 +229,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     if (tracked == null || !tracked.dispatched) {
       return Future.succeededFuture(tracked == null ? null : tracked.status.name());
     }
+    if (exit.lost() != null && !tracked.terminal && tracked.cancelledBy == null && !exit.timedOut()
+        && tracked.restarts == 0) {
+      return requeueLost(tracked, exit.lost());
+    }
     if (!tracked.terminal) {
       String tail = String.join("\n", exit.logTail());
       if (tracked.cancelledBy != null) {
@@ -269,6 +277,26 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         .otherwise(error -> tracked.status.name());
   }
 
+  /**
+   * The run's machine went away for good (a worker that did not come back): the submission goes back to the head
+   * of its queue, once; its restart count says so, and a second loss ends it as ERROR.
+   */
+  private Future<String> requeueLost(Tracked tracked, String why) {
+    log.warn("re-queueing {}: {}", tracked.id, why);
+    running.merge(tracked.gpuType, -1, Integer::sum);
+    tracked.dispatched = false;
+    tracked.restarts++;
+    tracked.status = EventType.IN_QUEUE;
+    tracked.lastPosition = 0;
+    tracked.queuedSince = System.nanoTime();
+    queues.get(tracked.gpuType).addFirst(tracked);
+    accept(tracked, EventType.IN_QUEUE, new JsonObject().put("position", 0).put("reason", "worker_lost")
+        .put("message", "re-queued: " + why), Addresses.STORE_SUBMISSION_REQUEUE);
+    updatePositions(tracked.gpuType);
+    dispatch(tracked.gpuType);
+    return Future.succeededFuture(tracked.status.name());
+  }
+
   // ---- cancellation
 
   private Future<JsonObject> cancel(JsonObject body) {
@@ -303,8 +331,19 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   private Future<JsonObject> queueState(JsonObject body) {
     JsonObject state = new JsonObject();
     gpuTypes.forEach((name, type) -> state.put(name, new JsonObject().put("backend", type.backend())
-        .put("capacity", type.capacity()).put("running", running.get(name)).put("queued", queues.get(name).size())));
+        .put("capacity", capacity.get(name)).put("running", running.get(name)).put("queued", queues.get(name).size())));
     return Future.succeededFuture(state);
+  }
+
+  /** A worker type's capacity is its connected workers': more may start now, or fewer from now on. */
+  private Future<JsonObject> capacityChanged(JsonObject body) {
+    String gpuType = body.getString("gpu_type");
+    if (!capacity.containsKey(gpuType)) {
+      return Future.failedFuture(new dev.kernelrunner.bus.Failures.CodedException(404, "no GPU type " + gpuType));
+    }
+    capacity.put(gpuType, body.getInteger("capacity"));
+    dispatch(gpuType);
+    return Future.succeededFuture(new JsonObject());
   }
 
   // ---- storing and publishing events
@@ -495,14 +534,17 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       queue.add(tracked);
       return Future.succeededFuture();
     }
-    if (AppConfig.DSTACK_BACKEND.equals(row.getString("backend")) && row.getString("run_name") != null) {
-      // A dstack run goes on without us: follow it again rather than start over.
+    tracked.restarts = row.getInteger("restart_count", 0);
+    boolean outlives = AppConfig.DSTACK_BACKEND.equals(row.getString("backend"))
+        || AppConfig.WORKER_BACKEND.equals(row.getString("backend"));
+    if (outlives && row.getString("run_name") != null) {
+      // A dstack run, or a worker's job, goes on without us: follow it again rather than start over.
       tracked.dispatched = true;
       running.merge(tracked.gpuType, 1, Integer::sum);
       toAttach.add(new JsonObject().put("submission_id", id).put("backend", row.getString("backend"))
           .put("run_name", row.getString("run_name")).put("log_offset", row.getInteger("log_offset", 0))
           .put("log_position", row.getString("log_position")).put("event_key", row.getString("event_key"))
-          .put("mode", row.getString("mode")));
+          .put("mode", row.getString("mode")).put("gpu_type", tracked.gpuType));
       return Future.succeededFuture();
     }
     Future<?> reaped = row.getInteger("pid") == null ? Future.succeededFuture()
@@ -536,6 +578,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     EventType status = EventType.IN_QUEUE;
     boolean terminal;
     boolean dispatched;
+    /** Times it was put back in line (a restart, a lost worker); the database's restart count. */
+    int restarts;
     int lastPosition;
     String cancelledBy;
     String cancelReason;

@@ -44,7 +44,7 @@ final class TrackerMeters {
   /** Gauges read from the tracker's own state at scrape time. */
   void gauges(String gpuType, Map<EventType, Supplier<Number>> byStatus,
               Map<EventType, Supplier<Number>> oldestInStatus, Supplier<Number> queueLength,
-              Supplier<Number> oldestQueuedSeconds, Supplier<Number> running, int capacity) {
+              Supplier<Number> oldestQueuedSeconds, Supplier<Number> running, Supplier<Number> capacity) {
     byStatus.forEach((status, count) -> Gauge.builder("kernel_runner_submissions_current",
             snapshot("current/" + gpuType + "/" + status, count))
         .description("unfinished submissions by status").tag("gpu_type", gpuType).tag("status", status.name())
@@ -60,7 +60,7 @@ final class TrackerMeters {
         .register(registry);
     Gauge.builder("kernel_runner_running", snapshot("running/" + gpuType, running))
         .description("submissions holding a GPU slot").tag("gpu_type", gpuType).register(registry);
-    Gauge.builder("kernel_runner_capacity", () -> capacity).description("GPU slots (runs in flight at most)")
+    Gauge.builder("kernel_runner_capacity", capacity).description("GPU slots (runs in flight at most)")
         .tag("gpu_type", gpuType).register(registry);
   }
 

@@ -1,0 +1,433 @@
+"""A long-lived worker for the GPUs of one machine: it pulls jobs from a kernel-runner service and runs each.
+
+    python3 -m remote_agent worker --server URL --gpu-type TYPE [--gpus 0,1] [--job-command CMD]
+
+The token comes from KERNEL_RUNNER_WORKER_TOKEN (or --token, which every user of the machine can read in the
+process list). Each listed GPU is one worker of the service: it holds a job stream open (SSE: ``hello``, ``job``,
+``cancel``, ``drop``, ``replaced``), runs one job at a time, and posts the job's output lines back in order
+(``POST /api/worker/jobs/<id>/lines`` with the index of the first; the answer says how many the service has, so a
+batch sent twice or after a gap is harmless) and then its exit. It keeps every line of the current job until the
+service has its exit, and reconnects with a doubling pause while the service is away, saying which job it holds.
+
+A job runs in a process used for that job only: ``CMD --payload <file>`` with --job-command (the service's
+AGENT_COMMAND contract), else the agent itself, ``python3 -m remote_agent --payload -``, started before the job
+arrives (interpreter up, modules imported) and handed the payload on its stdin.
+Standard library only.
+"""
+import argparse
+import collections
+import ctypes
+import http.client
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import uuid
+
+TOKEN_VARIABLE = "KERNEL_RUNNER_WORKER_TOKEN"
+MAX_BATCH_LINES = 500
+MAX_BATCH_BYTES = 1 << 20
+STREAM_READ_TIMEOUT = 90  # seconds without even a heartbeat: the stream is dead
+KILL_GRACE = 0.2  # seconds between TERM and KILL of a cancelled job's processes
+PR_SET_DUMPABLE = 4
+
+
+def log(*parts):
+    print("worker:", *parts, file=sys.stderr, flush=True)
+
+
+class HttpError(Exception):
+    def __init__(self, status, body):
+        super().__init__("HTTP %d: %s" % (status, body))
+        self.status = status
+        self.body = body
+
+
+class Service:
+    """The service's worker API, one connection per request (a worker sends little)."""
+
+    def __init__(self, url, token, worker_id, timeout=30):
+        parts = urllib.parse.urlsplit(url.rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("--server must be an http(s) URL, got " + url)
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.https else 80)
+        self.base = parts.path
+        self.token = token
+        self.worker_id = worker_id
+        self.timeout = timeout
+
+    def _connection(self, timeout):
+        cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+        return cls(self.host, self.port, timeout=timeout)
+
+    def _headers(self):
+        return {"Authorization": "Bearer " + self.token, "X-Worker-Id": self.worker_id}
+
+    def post(self, path, body):
+        conn = self._connection(self.timeout)
+        try:
+            data = json.dumps(body).encode("utf-8")
+            headers = dict(self._headers(), **{"Content-Type": "application/json"})
+            conn.request("POST", self.base + path, body=data, headers=headers)
+            response = conn.getresponse()
+            text = response.read().decode("utf-8", "replace")
+            if response.status != 200:
+                raise HttpError(response.status, text)
+            return json.loads(text)
+        finally:
+            conn.close()
+
+    def stream(self, params):
+        """Yields (event, data) from the job stream until it ends; raises when it cannot be opened."""
+        conn = self._connection(STREAM_READ_TIMEOUT)
+        try:
+            query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+            conn.request("GET", self.base + "/api/worker/stream?" + query,
+                         headers=dict(self._headers(), Accept="text/event-stream"))
+            response = conn.getresponse()
+            if response.status != 200:
+                raise HttpError(response.status, response.read().decode("utf-8", "replace"))
+            yield from read_events(response)
+        finally:
+            conn.close()
+
+
+def read_events(stream):
+    """Server-sent events from a file-like object of bytes: (event, data as JSON) for each."""
+    event, data = "message", []
+    while True:
+        raw = stream.readline()
+        if not raw:
+            return
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if line == "":
+            if data:
+                yield event, json.loads("\n".join(data))
+            event, data = "message", []
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+
+
+class Job:
+    """One job's process, its output lines (all of them, until the service has its exit) and its end."""
+
+    def __init__(self, job_id, submission_id):
+        self.id = job_id
+        self.submission_id = submission_id
+        self.lines = []
+        self.tail = collections.deque(maxlen=50)
+        self.exit_code = None
+        self.exited = False
+        self.dropped = False
+        self.changed = threading.Condition()
+        self.process = None
+        self.folder = None
+
+    def start(self, process, folder=None):
+        self.process = process
+        self.folder = folder
+        threading.Thread(target=self._read, args=(process.stdout, True), daemon=True).start()
+        threading.Thread(target=self._read, args=(process.stderr, False), daemon=True).start()
+
+    def _read(self, stream, events):
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            with self.changed:
+                if events:
+                    self.lines.append(line)
+                else:
+                    self.tail.append(line)
+                self.changed.notify_all()
+        stream.close()
+        if events:
+            code = self.process.wait()
+            _kill_group(self.process.pid, signal.SIGKILL)  # whatever it left behind goes with it
+            if self.folder:
+                _remove(self.folder)
+            with self.changed:
+                self.exit_code = code
+                self.exited = True
+                self.changed.notify_all()
+
+    def kill(self):
+        if self.process is None:
+            return
+        pid = self.process.pid
+        _kill_group(pid, signal.SIGTERM)
+        timer = threading.Timer(KILL_GRACE, _kill_group, args=(pid, signal.SIGKILL))
+        timer.daemon = True
+        timer.start()
+
+    def drop(self):
+        with self.changed:
+            self.dropped = True
+            self.changed.notify_all()
+        self.kill()
+
+
+def _kill_group(pid, sig):
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _remove(folder):
+    for name in os.listdir(folder):
+        try:
+            os.remove(os.path.join(folder, name))
+        except OSError:
+            pass
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+class Launcher:
+    """Starts a job's process: --job-command with a payload file, or a warm agent handed the payload on stdin."""
+
+    def __init__(self, job_argv, env):
+        self.job_command = job_argv
+        self.env = env
+        self.spare = None
+        self.lock = threading.Lock()
+
+    def warm_up(self):
+        """Starts the next job's agent now, so that a job never waits for an interpreter and its imports."""
+        if self.job_command is None:
+            with self.lock:
+                if self.spare is None or self.spare.poll() is not None:
+                    self.spare = self._agent()
+
+    def _agent(self):
+        return subprocess.Popen([sys.executable, "-m", "remote_agent", "--payload", "-"],
+                                cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), env=self.env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+
+    def launch(self, job, payload):
+        data = json.dumps(payload).encode("utf-8")
+        if self.job_command is not None:
+            folder = tempfile.mkdtemp(prefix="kr-job-")
+            path = os.path.join(folder, "payload.json")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            process = subprocess.Popen(self.job_command + ["--payload", path], env=self.env,
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       start_new_session=True)
+            job.start(process, folder)
+            return
+        with self.lock:
+            process, self.spare = self.spare, None
+        if process is None or process.poll() is not None:
+            process = self._agent()
+        job.start(process)
+        try:
+            process.stdin.write(data)
+            process.stdin.close()
+        except OSError as e:
+            log("job", job.id, "could not be handed to its agent:", e)
+        self.warm_up()
+
+    def close(self):
+        with self.lock:
+            if self.spare is not None:
+                _kill_group(self.spare.pid, signal.SIGKILL)
+                self.spare = None
+
+
+class Slot:
+    """One GPU: one worker of the service, one job at a time."""
+
+    def __init__(self, service, gpu_type, host, device, launcher, stop):
+        self.service = service
+        self.gpu_type = gpu_type
+        self.host = host
+        self.device = device
+        self.launcher = launcher
+        self.stop = stop
+        self.job = None
+        self.lock = threading.Lock()
+
+    def run(self):
+        self.launcher.warm_up()
+        pause = 0.25
+        while not self.stop.is_set():
+            held = self.job.id if self.job is not None and not self.job.dropped else None
+            try:
+                for event, data in self.service.stream({"worker_id": self.service.worker_id,
+                                                        "gpu_type": self.gpu_type, "host": self.host,
+                                                        "device": self.device, "job": held}):
+                    pause = 0.25
+                    if event == "hello":
+                        log("connected as", data.get("worker_id"), "holding", data.get("job_id"))
+                    elif event == "job":
+                        self.take(data["job_id"], data.get("submission_id"), data["payload"])
+                    elif event in ("cancel", "drop"):
+                        self.stop_job(data.get("job_id"), event == "drop")
+                    elif event == "replaced":
+                        break
+                    if self.stop.is_set():
+                        return
+            except HttpError as e:
+                if e.status in (401, 403, 400):
+                    log("the service refused this worker:", e)
+                    pause = 30.0
+                else:
+                    log("job stream:", e)
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                log("job stream lost:", e.__class__.__name__, e)
+            if self.stop.wait(pause):
+                return
+            pause = min(pause * 2, 10.0)
+
+    def take(self, job_id, submission_id, payload):
+        with self.lock:
+            current = self.job
+            if current is not None and current.id == job_id:
+                return current
+            if current is not None and not current.exited:
+                log("a new job while", current.id, "runs: the service no longer counts it; stopping it")
+                current.drop()
+            job = Job(job_id, submission_id)
+            self.job = job
+        log("job", job_id, "for submission", submission_id)
+        self.launcher.launch(job, payload)
+        threading.Thread(target=self.send, args=(job,), daemon=True).start()
+        return job
+
+    def stop_job(self, job_id, drop):
+        with self.lock:
+            job = self.job
+        if job is not None and job.id == job_id:
+            log("dropping" if drop else "cancelling", "job", job_id)
+            job.drop() if drop else job.kill()
+
+    def send(self, job):
+        """Posts the job's lines in order, then its exit; survives the service going away meanwhile."""
+        acked = 0
+        pause = 0.1
+        while not self.stop.is_set():
+            with job.changed:
+                while not job.dropped and len(job.lines) <= acked and not job.exited:
+                    job.changed.wait()
+                if job.dropped:
+                    break
+                batch = _batch(job.lines, acked)
+                exited = job.exited and not batch
+            try:
+                if batch:
+                    reply = self.service.post("/api/worker/jobs/%s/lines" % job.id, {"from": acked, "lines": batch})
+                    acked = reply["consumed"]
+                elif exited:
+                    reply = self.service.post("/api/worker/jobs/%s/exit" % job.id, {
+                        "lines": len(job.lines), "exit_code": job.exit_code, "tail": list(job.tail)})
+                    if reply.get("ended"):
+                        break
+                    acked = reply["consumed"]
+                pause = 0.1
+            except HttpError as e:
+                if e.status == 404:
+                    log("the service no longer has job", job.id, "-", e.body)
+                    job.drop()
+                    break
+                log("posting job", job.id, ":", e)
+                self.stop.wait(pause)
+                pause = min(pause * 2, 5.0)
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                log("posting job", job.id, "failed:", e.__class__.__name__, e)
+                self.stop.wait(pause)
+                pause = min(pause * 2, 5.0)
+        with self.lock:
+            if self.job is job:
+                self.job = None
+
+
+def _batch(lines, start):
+    batch, size = [], 0
+    for line in lines[start:start + MAX_BATCH_LINES]:
+        if batch and size + len(line) > MAX_BATCH_BYTES:
+            break
+        batch.append(line)
+        size += len(line) + 16
+    return batch
+
+
+def not_dumpable():
+    """Other processes of this user (user code, when the agent cannot drop to another user) may not read this
+    one's memory or environment: the worker token is in them."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        log("could not make itself non-dumpable")
+
+
+def device_name(gpu):
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", str(gpu)],
+                             capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "GPU %s" % gpu
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="remote_agent worker")
+    parser.add_argument("--server", required=True, help="the service's URL, e.g. https://kr.example.com")
+    parser.add_argument("--token", help="a worker token (better: the %s variable)" % TOKEN_VARIABLE)
+    parser.add_argument("--gpu-type", required=True, help="the GPU type this machine serves, e.g. H100")
+    parser.add_argument("--gpus", default="0", help="comma list of device indexes; one job at a time on each")
+    parser.add_argument("--job-command", help="run CMD --payload <file> for each job instead of the agent")
+    parser.add_argument("--host", default=socket.gethostname(), help="this machine's name in the service's list")
+    args = parser.parse_args(argv)
+    token = args.token or os.environ.get(TOKEN_VARIABLE)
+    if not token:
+        print("worker: no token: set %s (POST /api/admin/tokens {\"role\": \"worker\"})" % TOKEN_VARIABLE,
+              file=sys.stderr)
+        return 2
+    if args.token:
+        log("--token is visible to every user of this machine in the process list; prefer", TOKEN_VARIABLE)
+    not_dumpable()
+    gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    signal.signal(signal.SIGINT, lambda *a: stop.set())
+    run_id = uuid.uuid4().hex[:8]
+    slots, launchers = [], []
+    for gpu in gpus:
+        env = {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+        env["HIP_VISIBLE_DEVICES"] = gpu
+        launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env)
+        launchers.append(launcher)
+        service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id))
+        slots.append(Slot(service, args.gpu_type, args.host, device_name(gpu), launcher, stop))
+    threads = [threading.Thread(target=slot.run, daemon=True) for slot in slots]
+    for thread in threads:
+        thread.start()
+    while not stop.wait(0.5):
+        pass
+    log("stopping")
+    for slot in slots:
+        if slot.job is not None:
+            slot.job.kill()
+    for launcher in launchers:
+        launcher.close()
+    return 0

@@ -1,0 +1,119 @@
+"""The worker's own logic, against a stand-in for the service's worker API (a real HTTP server on this machine)."""
+import http.server
+import io
+import json
+import os
+import sys
+import threading
+import time
+import unittest
+
+from remote_agent import gpu_worker
+
+
+class ReadEvents(unittest.TestCase):
+    def test_events_comments_and_multiline_data(self):
+        raw = (b": heartbeat\n\nevent: hello\ndata: {\"worker_id\": \"w\"}\n\n"
+               b"event: job\ndata: {\"job_id\":\ndata: \"j\"}\n\n: heartbeat\n\n")
+        self.assertEqual(list(gpu_worker.read_events(io.BytesIO(raw))),
+                         [("hello", {"worker_id": "w"}), ("job", {"job_id": "j"})])
+
+
+class Batches(unittest.TestCase):
+    def test_a_batch_keeps_under_its_byte_bound_but_never_empty(self):
+        big = "x" * (gpu_worker.MAX_BATCH_BYTES + 10)
+        self.assertEqual(gpu_worker._batch([big, "a"], 0), [big])
+        self.assertEqual(gpu_worker._batch([big, "a"], 1), ["a"])
+        self.assertEqual(len(gpu_worker._batch(["a"] * 2000, 0)), gpu_worker.MAX_BATCH_LINES)
+
+
+class FlakyService(http.server.BaseHTTPRequestHandler):
+    """Takes lines as the service does (from an index, the answer says how many it has), but drops the first
+    answer of every job (the worker must send that batch again) and refuses an exit while lines are missing."""
+    state = None
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        s = FlakyService.state
+        with s["lock"]:
+            s["posts"].append((self.path, body))
+            if self.path.endswith("/lines"):
+                start = body["from"]
+                if start <= len(s["lines"]):
+                    s["lines"].extend(body["lines"][len(s["lines"]) - start:])
+                if not s["dropped"]:
+                    s["dropped"] = True
+                    self.connection.close()  # the answer is lost
+                    return
+                reply = {"consumed": len(s["lines"])}
+            else:
+                if body["lines"] != len(s["lines"]):
+                    reply = {"ended": False, "consumed": len(s["lines"])}
+                else:
+                    s["exit"] = body
+                    reply = {"ended": True}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class SendsEveryLineOnceInOrder(unittest.TestCase):
+    def setUp(self):
+        FlakyService.state = {"lock": threading.Lock(), "posts": [], "lines": [], "dropped": False, "exit": None}
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FlakyService)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.service = gpu_worker.Service("http://127.0.0.1:%d" % self.server.server_address[1], "t", "w:0:x")
+
+    def tearDown(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def test_lines_then_exit(self):
+        script = "import sys, time\nfor i in range(50):\n    print('line', i, flush=True)\n    time.sleep(0.002)\n" \
+                 "print('to stderr', file=sys.stderr)\nsys.exit(3)\n"
+        launcher = gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ))
+        slot = gpu_worker.Slot(self.service, "H100", "h", "d", launcher, threading.Event())
+        job = slot.take("job-1", "s-1", {"event_key": "k"})
+        deadline = time.time() + 20
+        while FlakyService.state["exit"] is None and time.time() < deadline:
+            time.sleep(0.02)
+        state = FlakyService.state
+        self.assertEqual(state["lines"], ["line %d" % i for i in range(50)])
+        self.assertEqual(state["exit"]["exit_code"], 3)
+        self.assertEqual(state["exit"]["lines"], 50)
+        self.assertIn("to stderr", state["exit"]["tail"])
+        self.assertTrue(state["dropped"])
+        self.assertFalse(os.path.exists(job.folder), "the payload's folder goes with the job")
+
+
+class Cancel(unittest.TestCase):
+    def test_a_cancelled_job_and_its_children_are_gone_quickly(self):
+        script = "import subprocess, time\nsubprocess.Popen(['sleep', '60'])\nprint('started', flush=True)\n" \
+                 "time.sleep(60)\n"
+        launcher = gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ))
+        job = gpu_worker.Job("j", "s")
+        launcher.launch(job, {})
+        with job.changed:
+            job.changed.wait_for(lambda: job.lines, timeout=10)
+        pgid = job.process.pid
+        job.kill()
+        with job.changed:
+            self.assertTrue(job.changed.wait_for(lambda: job.exited, timeout=5))
+        deadline = time.time() + 2
+        while time.time() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.01)
+        with self.assertRaises(ProcessLookupError):
+            os.killpg(pgid, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
