@@ -51,7 +51,8 @@ class HttpError(Exception):
 
 
 class Service:
-    """The service's worker API, one connection per request (a worker sends little)."""
+    """The service's worker API. Posts reuse one kept-alive connection per thread (a job's lines go one batch
+    after another); the job stream has a connection of its own."""
 
     def __init__(self, url, token, worker_id, timeout=30):
         parts = urllib.parse.urlsplit(url.rstrip("/"))
@@ -64,6 +65,7 @@ class Service:
         self.token = token
         self.worker_id = worker_id
         self.timeout = timeout
+        self.local = threading.local()
 
     def _connection(self, timeout):
         cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
@@ -73,18 +75,25 @@ class Service:
         return {"Authorization": "Bearer " + self.token, "X-Worker-Id": self.worker_id}
 
     def post(self, path, body):
-        conn = self._connection(self.timeout)
+        data = json.dumps(body).encode("utf-8")
+        headers = dict(self._headers(), **{"Content-Type": "application/json"})
+        conn = getattr(self.local, "conn", None)
+        reused = conn is not None
+        if conn is None:
+            conn = self.local.conn = self._connection(self.timeout)
         try:
-            data = json.dumps(body).encode("utf-8")
-            headers = dict(self._headers(), **{"Content-Type": "application/json"})
             conn.request("POST", self.base + path, body=data, headers=headers)
             response = conn.getresponse()
             text = response.read().decode("utf-8", "replace")
-            if response.status != 200:
-                raise HttpError(response.status, text)
-            return json.loads(text)
-        finally:
+        except (OSError, http.client.HTTPException):
             conn.close()
+            self.local.conn = None
+            if not reused:
+                raise
+            return self.post(path, body)  # the kept connection had been closed by the service: once more, anew
+        if response.status != 200:
+            raise HttpError(response.status, text)
+        return json.loads(text)
 
     def stream(self, params):
         """Yields (event, data) from the job stream until it ends; raises when it cannot be opened."""

@@ -23,7 +23,9 @@ import java.util.concurrent.TimeUnit;
  * with the fast load agent), then measures with its own clients and prints the figures against their targets.
  * Run: {@code mvn -q -B test-compile exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=dev.kernelrunner.load.LoadBenchmark} (sizes as -D properties, {@code -Dwrite=true} to
- * append the table to docs/benchmarks.md).
+ * append the table to docs/benchmarks.md). With {@code -Dworkers=N -DslotsPerWorker=K} the agents run under N
+ * worker processes ({@code python3 -m remote_agent worker --gpus 0..K-1 --job-command <load agent>}) that pull
+ * their jobs over the worker API, instead of as the service's children (phases latency and cancel).
  */
 public final class LoadBenchmark {
   private LoadBenchmark() {}
@@ -37,7 +39,9 @@ public final class LoadBenchmark {
     int acceptCount = Integer.getInteger("accept", 2000);
     int insertRows = Integer.getInteger("inserts", 5000);
     boolean write = Boolean.getBoolean("write");
-    int slots = Math.max(latencySubmissions, streamSubmissions);
+    int workers = Integer.getInteger("workers", 0);
+    int slotsPerWorker = Integer.getInteger("slotsPerWorker", 4);
+    int slots = workers > 0 ? workers * slotsPerWorker : Math.max(latencySubmissions, streamSubmissions);
     // Under target/: PostgreSQL (run as the postgres user when we are root) must be able to enter it.
     Path work = Files.createDirectories(Path.of("target/load")).toAbsolutePath();
     work = Files.createTempDirectory(work, "run");
@@ -68,6 +72,11 @@ public final class LoadBenchmark {
     builder.environment().put("SSE_MAX_STREAMS_PER_USER", "100000");
     builder.environment().put("LOG_LEVEL", "WARN");
     builder.environment().remove("DSTACK_SERVER_URL");
+    if (workers > 0) {
+      builder.environment().put("LOCAL_GPU_TYPES", "");
+      builder.environment().put("WORKER_GPU_TYPES", "load-gpu");
+      System.setProperty("loadGpuType", "load-gpu");
+    }
     Process service = builder.start();
     BufferedReader out = new BufferedReader(new InputStreamReader(service.getInputStream(), StandardCharsets.UTF_8));
     String line;
@@ -88,6 +97,8 @@ public final class LoadBenchmark {
     echo.setDaemon(true);
     echo.start();
     long pid = service.pid();
+    List<Process> workerProcesses = workers > 0
+        ? startWorkers(port, workers, slotsPerWorker, agentCommand, work) : List.of();
     Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
     List<Figures> figures = new ArrayList<>();
     // -Dphases=latency,accept (for tuning one thing) runs only those; the table is made only for a full run.
@@ -124,6 +135,13 @@ public final class LoadBenchmark {
         waitIdle(run);
       }
       List<String> waiting = new ArrayList<>();
+      if (workers > 0 && phases.contains("cancel")) {
+        // Runs to cancel: every worker slot holds one that waits to be stopped.
+        for (int i = 0; i < slots; i++) {
+          waiting.add(LoadRun.await(run.post("/api/submissions", run.submission("// load: hang"))).getString("id"));
+        }
+        waitRunning(run, slots);
+      }
       if (phases.contains("streams")) {
         figures.add(run.holdStreams(streamSubmissions, streams, 2, Duration.ofSeconds(5), () -> heapAfterGc(pid),
             waiting));
@@ -150,6 +168,7 @@ public final class LoadBenchmark {
         figures.add(run.accept(acceptCount, 32, "// load: events=5 interval_ms=1"));
       }
     } finally {
+      workerProcesses.forEach(Process::destroy);
       service.destroy();
       service.waitFor(60, TimeUnit.SECONDS);
       vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
@@ -219,6 +238,61 @@ public final class LoadBenchmark {
   }
 
   /** Until nothing runs or waits (the acceptance phase's submissions), so that the next phase starts clean. */
+  /**
+   * {@code count} worker processes of {@code slots} slots each, the load agent as their job command, with a worker
+   * token made through the admin API; answers once the service counts all their slots.
+   */
+  private static List<Process> startWorkers(int port, int count, int slots, String agentCommand, Path work)
+      throws Exception {
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    String created = http.send(java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + port + "/api/admin/tokens"))
+        .header("Authorization", "Bearer load-admin").header("Content-Type", "application/json")
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"role\":\"worker\",\"user_id\":\"load\"}"))
+        .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    String token = new JsonObject(created).getString("token");
+    String gpus = String.join(",", java.util.stream.IntStream.range(0, slots).mapToObj(String::valueOf).toList());
+    List<Process> processes = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      ProcessBuilder builder = new ProcessBuilder("python3", "-m", "remote_agent", "worker", "--server",
+          "http://127.0.0.1:" + port, "--gpu-type", "load-gpu", "--gpus", gpus, "--host", "load-" + i,
+          "--job-command", agentCommand)
+          .directory(Path.of("remote-agent").toFile()).redirectErrorStream(true)
+          .redirectOutput(work.resolve("worker-" + i + ".log").toFile());
+      builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", token);
+      processes.add(builder.start());
+    }
+    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+    while (true) {
+      String types = http.send(java.net.http.HttpRequest.newBuilder(
+              java.net.URI.create("http://127.0.0.1:" + port + "/api/gpu-types"))
+          .header("Authorization", "Bearer load-admin").build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      int capacity = new JsonObject(types).getJsonArray("gpu_types").getJsonObject(0).getInteger("capacity");
+      if (capacity == count * slots) {
+        System.out.println("workers: " + count + " x " + slots + " slots connected");
+        return processes;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("only " + capacity + " worker slots connected");
+      }
+      Thread.sleep(200);
+    }
+  }
+
+  private static void waitRunning(LoadRun run, int count) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+    while (System.nanoTime() < deadline) {
+      JsonObject type = new JsonObject(LoadRun.await(run.get("/api/gpu-types"))).getJsonArray("gpu_types")
+          .getJsonObject(0);
+      if (type.getInteger("running") >= count) {
+        Thread.sleep(2000); // their agents have started and said COMPILING
+        return;
+      }
+      Thread.sleep(200);
+    }
+  }
+
   private static void waitIdle(LoadRun run) throws Exception {
     long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
     while (System.nanoTime() < deadline) {

@@ -427,8 +427,11 @@ public final class LoadRun implements AutoCloseable {
 
   // ---- helpers
 
+  /** The GPU type the load goes to: the local backend's, or (-Dworkers=N) the one served by workers. */
+  private final String gpuType = System.getProperty("loadGpuType", "local");
+
   public JsonObject submission(String code) {
-    return new JsonObject().put("problem", "leaky-relu").put("language", "cuda").put("gpu_type", "local")
+    return new JsonObject().put("problem", "leaky-relu").put("language", "cuda").put("gpu_type", gpuType)
         .put("dtype", "float32").put("code", code);
   }
 

@@ -1,0 +1,186 @@
+"""Benchmark (device machine): submissions one after another on one warm worker, timed end to end.
+
+    python3 selftest/worker_bench.py OUT_DIR [COUNT]
+
+The device machine has no Java, so a stand-in for the service speaks the worker protocol (the routes and
+answers of src/main/java/dev/kernelrunner/http/WorkerApi.java: a job stream, lines taken from an index, exits
+that wait for every line) on a real socket, and the real worker (`python3 -m remote_agent worker`, its warm
+path) runs leaky-relu in benchmark mode: COUNT submissions with code new to the compiler cache, then COUNT with
+the same code again (compile cached). Each is timed from the job's push to the BENCHMARKED line's arrival and to
+its exit; every phase's event is timed too. Writes OUT_DIR/worker-bench.json and prints a table.
+"""
+import base64
+import hashlib
+import hmac
+import http.server
+import json
+import os
+import queue
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AGENT_ROOT = os.path.dirname(HERE)
+OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/worker-bench"
+COUNT = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+TOKEN = "bench-" + uuid.uuid4().hex
+
+
+class Hub:
+    def __init__(self):
+        self.jobs = queue.Queue()
+        self.lock = threading.Lock()
+        self.runs = {}  # job id -> {"key", "lines", "times", "exit", "done"}
+
+
+HUB = Hub()
+
+
+def decode(line, key):
+    if not line.startswith("JSON_EVENT:"):
+        return None
+    _, mac, text = line.split(":", 2)
+    if hmac.compare_digest(mac, hmac.new(key, text.encode(), hashlib.sha256).hexdigest()):
+        return json.loads(text)
+    return None
+
+
+class StandIn(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _reply(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.headers.get("Authorization") != "Bearer " + TOKEN:
+            self.send_error(401)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b"event: hello\ndata: {}\n\n")
+        self.wfile.flush()
+        while True:
+            try:
+                job = HUB.jobs.get(timeout=5)
+            except queue.Empty:
+                self.wfile.write(b": heartbeat\n\n")
+                self.wfile.flush()
+                continue
+            with HUB.lock:
+                HUB.runs[job["job_id"]]["pushed"] = time.monotonic()
+            self.wfile.write(("event: job\ndata: " + json.dumps(job) + "\n\n").encode())
+            self.wfile.flush()
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        now = time.monotonic()
+        job_id = self.path.split("/")[4]
+        with HUB.lock:
+            run = HUB.runs[job_id]
+            if self.path.endswith("/lines"):
+                start = body["from"]
+                if start <= len(run["lines"]):
+                    for line in body["lines"][len(run["lines"]) - start:]:
+                        run["lines"].append(line)
+                        event = decode(line, run["key"])
+                        if event is not None:
+                            run["times"].append((event["type"], now))
+                            run["events"].append(event)
+                reply = {"consumed": len(run["lines"])}
+            else:
+                if body["lines"] != len(run["lines"]):
+                    reply = {"ended": False, "consumed": len(run["lines"])}
+                else:
+                    run["exit"] = (body["exit_code"], now, body.get("tail"))
+                    reply = {"ended": True}
+                    run["done"].set()
+        self._reply(reply)
+
+
+def submit(code, name):
+    key = os.urandom(32)
+    job_id = str(uuid.uuid4()) + "." + uuid.uuid4().hex[:8]
+    payload = {"submission_id": name, "problem": "leaky-relu", "language": "cuda", "dtype": "float32",
+               "code": code, "mode": "benchmark", "gpu_type": "H100", "limits": {},
+               "event_key": base64.b64encode(key).decode(), "input_secret": os.urandom(32).hex(),
+               "benchmark": {"review_speedup": 10}}
+    with HUB.lock:
+        HUB.runs[job_id] = {"key": key, "lines": [], "times": [], "events": [], "exit": None,
+                            "done": threading.Event(), "created": time.monotonic()}
+    HUB.jobs.put({"job_id": job_id, "submission_id": name, "payload": payload})
+    HUB.runs[job_id]["done"].wait(600)
+    run = HUB.runs[job_id]
+    start = run["created"]
+    phases = {}
+    for kind, at in run["times"]:
+        phases.setdefault(kind, round(at - start, 3))
+    last = run["events"][-1] if run["events"] else {}
+    return {"name": name, "final": last.get("type"), "to_benchmarked_s": phases.get("BENCHMARKED"),
+            "to_exit_s": round(run["exit"][1] - start, 3) if run["exit"] else None, "phases": phases,
+            "verification": last.get("verification"), "avg_runtime_ms": last.get("avg_runtime_ms"),
+            "exit": run["exit"][0] if run["exit"] else None,
+            "tail": (run["exit"][2] or [])[-5:] if run["exit"] and last.get("type") != "BENCHMARKED" else None}
+
+
+def summary(label, rows):
+    times = [r["to_benchmarked_s"] for r in rows if r["to_benchmarked_s"] is not None]
+    exits = [r["to_exit_s"] for r in rows if r["to_exit_s"] is not None]
+    if not times:
+        print("%-8s no BENCHMARKED: %s" % (label, [r["final"] for r in rows]))
+        return {"label": label, "benchmarked": 0}
+    out = {"label": label, "n": len(rows), "benchmarked": len(times), "p50_s": round(statistics.median(times), 3),
+           "p90_s": round(sorted(times)[int(0.9 * (len(times) - 1))], 3), "min_s": min(times),
+           "max_s": max(times), "exit_p50_s": round(statistics.median(exits), 3),
+           "per_hour": round(3600 / statistics.mean(exits)) if exits else None}
+    print("%-8s %d/%d BENCHMARKED  p50 %.2f s  p90 %.2f s  (min %.2f, max %.2f)  exit p50 %.2f s  ~%s/hour" % (
+        label, len(times), len(rows), out["p50_s"], out["p90_s"], out["min_s"], out["max_s"], out["exit_p50_s"],
+        out["per_hour"]))
+    return out
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = dict(os.environ, KERNEL_RUNNER_WORKER_TOKEN=TOKEN, PYTHONPATH=AGENT_ROOT)
+    log = open(os.path.join(OUT, "worker-bench.log"), "w")
+    worker = subprocess.Popen([sys.executable, "-m", "remote_agent", "worker", "--server",
+                               "http://127.0.0.1:%d" % server.server_address[1], "--gpu-type", "H100"],
+                              cwd=AGENT_ROOT, env=env, stdout=log, stderr=log)
+    with open(os.path.join(HERE, "kernels", "leaky-relu.cu")) as f:
+        code = f.read()
+    rows = {"fresh": [], "cached": []}
+    try:
+        for i in range(COUNT):
+            # A comment of its own: new to the compiler's cache.
+            rows["fresh"].append(submit(code + "\n// fresh %s %d\n" % (uuid.uuid4().hex, i), "fresh-%d" % i))
+            print("fresh ", i, rows["fresh"][-1]["final"], rows["fresh"][-1]["to_benchmarked_s"],
+                  json.dumps(rows["fresh"][-1]["phases"]), flush=True)
+        for i in range(COUNT):
+            rows["cached"].append(submit(code, "cached-%d" % i))
+            print("cached", i, rows["cached"][-1]["final"], rows["cached"][-1]["to_benchmarked_s"],
+                  json.dumps(rows["cached"][-1]["phases"]), flush=True)
+    finally:
+        worker.terminate()
+        worker.wait(30)
+    result = {"count": COUNT, "fresh": summary("fresh", rows["fresh"]), "cached": summary("cached", rows["cached"]),
+              "runs": rows}
+    with open(os.path.join(OUT, "worker-bench.json"), "w") as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
