@@ -5,7 +5,7 @@ import ctypes
 import os
 import sys
 
-from remote_agent.agent import Agent
+from remote_agent.agent import Agent, Prestarted
 from remote_agent.events import Emitter
 from remote_agent.payload import take_event_key
 
@@ -50,8 +50,10 @@ def main(argv=None):
         args = parser.parse_args(argv)
     except SystemExit:
         return fail("usage: python3 -m remote_agent --payload FILE")
+    prestarted = None
     if args.payload == "-":
-        # A warm agent: gpu_worker.py starts it before its job arrives, so its start and imports are done by now.
+        # A warm agent: gpu_worker.py starts it before its job arrives; the solution's process is started now too.
+        prestarted = Prestarted()
         raw = sys.stdin.buffer.read()
     else:
         try:
@@ -66,7 +68,7 @@ def main(argv=None):
     key, raw = take_event_key(raw)
     if key is None:
         return fail("the payload has no valid event_key (base64 of at least 16 bytes)")
-    Agent(Emitter(key, sys.stdout)).run(raw)
+    Agent(Emitter(key, sys.stdout), prestarted=prestarted).run(raw)
     return 0
 
 

@@ -34,18 +34,72 @@ def build_plan(code, language, problem, toolchain):
     return sources, entry, symbol, key
 
 
+class Prestarted:
+    """What a warm agent makes before its payload arrives: the work folder, and the process that will run the
+    solution already started (Python, PyTorch, the device's context: ~1.5 s on the H100), confined as ever and
+    waiting on its stdin for its job file. Used by one submission only."""
+
+    def __init__(self):
+        self.work = make_work()
+        argv, env = worker_command(self.work)
+        self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        start_new_session=True, preexec_fn=sandbox.confine)
+
+    def take(self, job_file):
+        """The process, given its job; None when it is gone (it is then started anew, the cold way)."""
+        process, self.process = self.process, None
+        try:
+            process.stdin.write(job_file + "\n")
+            process.stdin.close()
+            return process
+        except OSError:
+            Agent._kill(process)
+            return None
+
+    def discard(self):
+        if self.process is not None:
+            Agent._kill(self.process)
+            self.process = None
+
+
+def make_work():
+    """The submission's work folder: the agent's (readable, not writable, by the unprivileged user: no job file or
+    library of ours can be swapped); only its home inside is that user's."""
+    work = tempfile.mkdtemp(prefix="kr-agent-")
+    os.chmod(work, 0o755)
+    os.makedirs(os.path.join(work, "home"))
+    sandbox.hand_over(os.path.join(work, "home"))
+    return work
+
+
+def worker_command(work):
+    """(argv, environment) of a worker in ``work`` (its HOME is the work folder's home/, the one place there that
+    user may write); its job file comes after the argv."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = sandbox.environment(os.environ, os.path.join(work, "home"),
+                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1"})
+    return [sys.executable, "-m", "remote_agent.worker"], env
+
+
 class Agent:
-    def __init__(self, emitter, problems_dir=catalog.PROBLEMS_DIR, cache_dir=None, benchmark=None):
+    def __init__(self, emitter, problems_dir=catalog.PROBLEMS_DIR, cache_dir=None, benchmark=None,
+                 prestarted=None):
         self.out = emitter
         self.problems_dir = problems_dir
         self.cache_dir = cache_dir or compiler.default_cache_dir()
         self.benchmark_settings = benchmark or {}
+        self.prestarted = prestarted
 
     def run(self, payload_bytes):
         try:
             self._run(payload_bytes)
         except Exception:  # noqa: the agent never dies with a bare traceback
             self.out.emit("ERROR", message="the agent failed", details=events.trim(traceback.format_exc()))
+        finally:
+            if self.prestarted is not None:
+                self.prestarted.discard()
+                shutil.rmtree(self.prestarted.work, ignore_errors=True)
 
     def _run(self, payload_bytes):
         try:
@@ -69,21 +123,16 @@ class Agent:
                           details="nvcc: " + str(compiler.find_nvcc()) + "; hipcc: " + str(shutil.which("hipcc")))
             return
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
-        work = tempfile.mkdtemp(prefix="kr-agent-")
+        work = self.prestarted.work if self.prestarted is not None else make_work()
         try:
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
                 return
-            # The worker loads its own copy: the cache may be where its (unprivileged) user cannot read. The work
-            # folder stays the agent's (readable, not writable, by that user: no job file or library of ours can be
-            # swapped); only its home inside is the worker's.
+            # The worker loads its own copy: the cache may be where its (unprivileged) user cannot read.
             library = shutil.copy(library, os.path.join(work, "solution.so"))
-            os.chmod(work, 0o755)
             if sandbox.runs_as_root() and not sandbox.can_drop():
                 log("agent: a GPU device here is open to root alone: the solution runs as root (confined, but not "
                     "as an unprivileged user)")
-            os.makedirs(os.path.join(work, "home"))
-            sandbox.hand_over(os.path.join(work, "home"))
             self.job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
                         "problems_dir": self.problems_dir,
                         "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
@@ -145,15 +194,12 @@ class Agent:
 
     @staticmethod
     def _worker_argv(work, job, name="job.json"):
-        """Writes the worker's job file; returns (argv, environment) that start the worker on it (its HOME is the
-        work folder's home/, the one place there that user may write)."""
+        """Writes the worker's job file; returns (argv, environment) that start the worker on it."""
         job_file = os.path.join(work, name)
         with open(job_file, "w", encoding="utf-8") as f:
             json.dump(job, f)
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = sandbox.environment(os.environ, os.path.join(work, "home"),
-                                  {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1"})
-        return [sys.executable, "-m", "remote_agent.worker", job_file], env
+        argv, env = worker_command(work)
+        return argv + [job_file], env
 
     def execute(self, payload, work):
         """Runs the worker (check, then benchmark in that mode). Its reports are the solution's own process
@@ -162,9 +208,11 @@ class Agent:
         job = dict(self.job, mode="check" if payload.mode == "profile" else payload.mode)
         argv, env = self._worker_argv(work, job)
         device_start = device.info()
-        child = subprocess.Popen(argv, cwd=work, env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True, preexec_fn=sandbox.confine)
+        child = self.prestarted.take(argv[-1]) if self.prestarted is not None else None
+        if child is None:
+            child = subprocess.Popen(argv, cwd=work, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True, preexec_fn=sandbox.confine)
         lines = queue.Queue()
         stderr_tail = []
 

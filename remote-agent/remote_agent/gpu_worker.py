@@ -172,11 +172,14 @@ class Job:
                 self.changed.notify_all()
 
     def kill(self):
+        """TERM to the job's process tree (the agent starts the solution's process in a session of its own), KILL
+        KILL_GRACE later; the tree is read first, while every process still has its parent."""
         if self.process is None:
             return
-        pid = self.process.pid
-        _kill_group(pid, signal.SIGTERM)
-        timer = threading.Timer(KILL_GRACE, _kill_group, args=(pid, signal.SIGKILL))
+        tree = [self.process.pid] + descendants(self.process.pid)
+        for pid in tree:
+            _kill_group(pid, signal.SIGTERM)
+        timer = threading.Timer(KILL_GRACE, lambda: [_kill_group(pid, signal.SIGKILL) for pid in tree])
         timer.daemon = True
         timer.start()
 
@@ -187,11 +190,34 @@ class Job:
         self.kill()
 
 
+def descendants(root):
+    """Every live process under ``root`` (from /proc: each one's parent)."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name) as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def _kill_group(pid, sig):
+    """The process group ``pid`` leads, else the process alone."""
     try:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
-        pass
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _remove(folder):

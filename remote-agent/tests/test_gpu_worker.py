@@ -93,14 +93,18 @@ class SendsEveryLineOnceInOrder(unittest.TestCase):
 
 class Cancel(unittest.TestCase):
     def test_a_cancelled_job_and_its_children_are_gone_quickly(self):
-        script = "import subprocess, time\nsubprocess.Popen(['sleep', '60'])\nprint('started', flush=True)\n" \
-                 "time.sleep(60)\n"
+        # Its child in a session of its own, as the agent starts the solution's process.
+        script = "import subprocess, time\nsubprocess.Popen(['sleep', '60'], start_new_session=True)\n" \
+                 "print('started', flush=True)\ntime.sleep(60)\n"
         launcher = gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ))
         job = gpu_worker.Job("j", "s")
         launcher.launch(job, {})
         with job.changed:
             job.changed.wait_for(lambda: job.lines, timeout=10)
         pgid = job.process.pid
+        time.sleep(0.1)
+        tree = gpu_worker.descendants(pgid)
+        self.assertEqual(len(tree), 1, tree)
         job.kill()
         with job.changed:
             self.assertTrue(job.changed.wait_for(lambda: job.exited, timeout=5))
@@ -113,6 +117,19 @@ class Cancel(unittest.TestCase):
             time.sleep(0.01)
         with self.assertRaises(ProcessLookupError):
             os.killpg(pgid, 0)
+        deadline = time.time() + 2
+        while time.time() < deadline and os.path.exists("/proc/%d" % tree[0]) and _state(tree[0]) != "Z":
+            time.sleep(0.01)
+        self.assertTrue(not os.path.exists("/proc/%d" % tree[0]) or _state(tree[0]) == "Z",
+                        "the child in its own session is gone too")
+
+
+def _state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
 
 
 if __name__ == "__main__":
