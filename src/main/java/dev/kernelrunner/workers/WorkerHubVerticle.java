@@ -7,7 +7,6 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures.CodedException;
 import dev.kernelrunner.config.AppConfig;
-import dev.kernelrunner.model.EventType;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
