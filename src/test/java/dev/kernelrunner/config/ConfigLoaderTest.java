@@ -101,6 +101,18 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void workerGpuTypesAreServedByWorkersAndCheckedLikeTheOthers() {
+    AppConfig config = ConfigLoader.load(Map.of("WORKER_GPU_TYPES", "H200, L40S", "WORKER_LOST_SECONDS", "45"));
+    assertEquals(List.of("H200", "L40S"), config.workers().gpuTypes());
+    assertEquals(Duration.ofSeconds(45), config.workers().lostAfter());
+    assertEquals(new AppConfig.GpuType("H200", "worker", 0), config.gpuTypes().get("H200"));
+    ConfigException error = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
+        "WORKER_GPU_TYPES", "local,bad type", "WORKER_LOST_SECONDS", "0")));
+    assertNamesEach(error, "WORKER_GPU_TYPES", "WORKER_LOST_SECONDS");
+    assertEquals(3, error.problems().size(), error.getMessage()); // a bad name, a type served locally, the 0
+  }
+
+  @Test
   void hardeningSettingsAreCheckedToo() {
     ConfigException error = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.ofEntries(
         Map.entry("LOG_LEVEL", "LOUD"),
