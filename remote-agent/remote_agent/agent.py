@@ -12,7 +12,10 @@ import time
 import traceback
 
 from remote_agent import catalog, compiler, device, events, launcher, physics, profiler, sandbox, verification
+from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
+
+JUDGE_ARGV = [sys.executable, "-m", "remote_agent.judge"]
 
 FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "BENCHMARKING", "BENCHMARK_RESULT",
                         "RUNTIME_ERROR", "ERROR"}
@@ -45,6 +48,24 @@ class Prestarted:
         self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True, preexec_fn=sandbox.confine)
+        # The judge and the serving worker under Nsight Compute, as verify() starts them for a CUDA benchmark.
+        self.verify = None
+        toolchain = compiler.detect("cuda")
+        tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
+        if tool is not None:
+            served = profiler.verify_command(tool, os.path.join(self.work, "verify"),
+                                             os.path.join(self.work, "verify-ncu.log"),
+                                             argv + ["-", worker_module.UNDER_PROFILER])
+            preexec = lambda: sandbox.confine(drop=False)  # noqa: E731 (the profiler keeps the agent's user)
+            self.verify = (tool, verification.start(JUDGE_ARGV, env, self.work, preexec),
+                           verification.start(served, env, self.work, preexec))
+
+    def take_verify(self, tool, job_file):
+        """The judge and the profiled serving worker for ``tool``, given the worker's job file; None if not made."""
+        if self.verify is None or self.verify[0] != tool:
+            return None
+        (_, judge, served), self.verify = self.verify, None
+        return judge, served, job_file
 
     def take(self, job_file):
         """The process, given its job; None when it is gone (it is then started anew, the cold way)."""
@@ -61,6 +82,10 @@ class Prestarted:
         if self.process is not None:
             Agent._kill(self.process)
             self.process = None
+        if self.verify is not None:
+            for process in self.verify[1:]:
+                Agent._kill(process)
+            self.verify = None
 
 
 def make_work():
@@ -300,9 +325,12 @@ class Agent:
         elif tool:
             argv = profiler.verify_command(tool, report_base, os.path.join(work, "verify-ncu.log"), argv)
         limit = payload.limits["test_seconds"]
-        outcome = verification.run([sys.executable, "-m", "remote_agent.judge"], argv, env, work, job,
+        started = None
+        if self.prestarted is not None and tool is not None and toolchain.kind == "nvcc":
+            started = self.prestarted.take_verify(tool, os.path.join(work, "serve-job.json"))
+        outcome = verification.run(JUDGE_ARGV, argv, env, work, job,
                                    payload.input_secret or os.urandom(32), limit + (120 if tool else 0), log,
-                                   preexec=lambda: sandbox.confine(drop=tool is None))
+                                   preexec=lambda: sandbox.confine(drop=tool is None), started=started)
         failure = outcome.failure or {}
         where = "test %s (%s)" % (failure.get("test_id"), failure.get("name"))
         if outcome.status == "FAILED":

@@ -24,16 +24,25 @@ class Outcome:
     worker_log: str = ""
 
 
-def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, preexec=None):
+def start(argv, env, cwd, preexec):
+    """A judge or serving-worker process as a verification talks to it (pipes, a session of its own)."""
+    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec)
+
+
+def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, preexec=None, started=None):
     """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only. Both processes
     start with ``preexec`` (their confinement): CUDA IPC needs them to be the same user, and the judge keeps the
-    worker out of its memory by being non-dumpable."""
+    worker out of its memory by being non-dumpable. ``started``: (judge, worker, worker's job file) already
+    started that way before the job (a warm agent's), the worker waiting for its job file's path."""
     log = log or (lambda *parts: print(*parts, file=sys.stderr, flush=True))
     lines = queue.Queue()
-    judge = subprocess.Popen(judge_argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec)
-    worker = subprocess.Popen(worker_command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec)
+    if started is not None:
+        judge, worker, job_file = started
+        _send(worker, job_file)
+    else:
+        judge = start(judge_argv, env, cwd, preexec)
+        worker = start(worker_command, env, cwd, preexec)
     worker_err = []
 
     def pump(name, stream, sink):

@@ -472,11 +472,17 @@ class Runner(Harness):
         return results
 
 
-def _prepare():
+UNDER_PROFILER = "under-profiler"
+
+
+def _prepare(cupti=True):
     """A worker started before its job (``-``): PyTorch imported, the device's context made, and the profiler
-    (CUPTI: the device-span guard's) through its first session, which costs seconds, while it waits."""
+    (CUPTI: the device-span guard's) through its first session, which costs seconds, while it waits. Not the
+    last under Nsight Compute, which owns the counters there."""
     import torch
-    if torch.cuda.is_available():
+    if torch.cuda.is_available() and not cupti:
+        torch.zeros(1, device="cuda")
+    elif torch.cuda.is_available():
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             torch.zeros(1, device="cuda").add_(1)
@@ -489,7 +495,7 @@ def main(argv):
     try:
         path = argv[1]
         if path == "-":
-            _prepare()
+            _prepare(cupti=argv[2:] != [UNDER_PROFILER])
             path = sys.stdin.readline().strip()
             if not path:
                 return 0  # not needed after all (the submission ended before it ran)
