@@ -53,7 +53,10 @@ def main(argv=None):
     prestarted = None
     if args.payload == "-":
         # A warm agent: gpu_worker.py starts it before its job arrives; the solution's process is started now too.
-        prestarted = Prestarted()
+        try:
+            prestarted = Prestarted()
+        except Exception as e:  # noqa: the job still runs, the cold way, and says why if it cannot
+            print("agent: could not start the job's processes ahead: " + repr(e), file=sys.stderr, flush=True)
         raw = sys.stdin.buffer.read()
     else:
         try:

@@ -43,13 +43,21 @@ class Prestarted:
     waiting on its stdin for its job file. Used by one submission only."""
 
     def __init__(self):
+        self.process = self.verify = None
         self.work = make_work()
+        try:
+            self._start()
+        except Exception:
+            self.discard()
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise
+
+    def _start(self):
         argv, env = worker_command(self.work)
         self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True, preexec_fn=sandbox.confine)
         # The judge and the serving worker under Nsight Compute, as verify() starts them for a CUDA benchmark.
-        self.verify = None
         toolchain = compiler.detect("cuda")
         tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
         if tool is not None:
