@@ -43,7 +43,7 @@ class Prestarted:
     waiting on its stdin for its job file. Used by one submission only."""
 
     def __init__(self):
-        self.process = self.verify = None
+        self.process = self.verify = self.ready = None
         self.work = make_work()
         try:
             self._start()
@@ -57,19 +57,32 @@ class Prestarted:
         self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True, preexec_fn=sandbox.confine)
-        # The judge and the serving worker under Nsight Compute, as verify() starts them for a CUDA benchmark.
+        # The judge and the serving worker under Nsight Compute (as verify() starts them for a CUDA benchmark) once
+        # the solution's process is ready: started together, they delayed it by 1-3 s on the H100.
+        self.ready = threading.Thread(target=self._then_verify, args=(argv, env), daemon=True)
+        self.ready.start()
+
+    def _then_verify(self, argv, env):
+        for line in self.process.stderr:
+            if line.strip() == worker_module.READY:
+                break
+            sys.stderr.write(line)
         toolchain = compiler.detect("cuda")
         tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
-        if tool is not None:
-            served = profiler.verify_command(tool, os.path.join(self.work, "verify"),
-                                             os.path.join(self.work, "verify-ncu.log"),
+        if tool is None or self.process is None:
+            return
+        try:
+            served = profiler.verify_command(tool, os.path.join(self.work, "verify-ncu.log"),
                                              argv + ["-", worker_module.UNDER_PROFILER])
             preexec = lambda: sandbox.confine(drop=False)  # noqa: E731 (the profiler keeps the agent's user)
-            self.verify = (tool, verification.start(JUDGE_ARGV, env, self.work, preexec),
-                           verification.start(served, env, self.work, preexec))
+            judge = verification.start(JUDGE_ARGV, env, self.work, preexec)
+            self.verify = (tool, judge, verification.start(served, env, self.work, preexec))
+        except (OSError, subprocess.SubprocessError) as e:
+            log("agent: could not start the judge ahead:", repr(e))
 
     def take_verify(self, tool, job_file):
         """The judge and the profiled serving worker for ``tool``, given the worker's job file; None if not made."""
+        self.ready.join()
         if self.verify is None or self.verify[0] != tool:
             return None
         (_, judge, served), self.verify = self.verify, None
@@ -77,6 +90,7 @@ class Prestarted:
 
     def take(self, job_file):
         """The process, given its job; None when it is gone (it is then started anew, the cold way)."""
+        self.ready.join()  # its stderr is read here until it is ready
         process, self.process = self.process, None
         try:
             process.stdin.write(job_file + "\n")
@@ -87,6 +101,10 @@ class Prestarted:
             return None
 
     def discard(self):
+        if self.ready is not None and self.process is not None:
+            Agent._kill(self.process)  # ends the reading of its stderr too
+            self.process = None
+            self.ready.join()
         if self.process is not None:
             Agent._kill(self.process)
             self.process = None
@@ -331,11 +349,12 @@ class Agent:
         if tool and toolchain.kind == "hipcc":
             argv = profiler.rocprof_command(tool, report_base, argv)
         elif tool:
-            argv = profiler.verify_command(tool, report_base, os.path.join(work, "verify-ncu.log"), argv)
+            argv = profiler.verify_command(tool, report_base + "-ncu.log", argv)
         limit = payload.limits["test_seconds"]
         started = None
         if self.prestarted is not None and tool is not None and toolchain.kind == "nvcc":
             started = self.prestarted.take_verify(tool, os.path.join(work, "serve-job.json"))
+        began = time.monotonic()
         outcome = verification.run(JUDGE_ARGV, argv, env, work, job,
                                    payload.input_secret or os.urandom(32), limit + (120 if tool else 0), log,
                                    preexec=lambda: sandbox.confine(drop=tool is None), started=started)
@@ -363,8 +382,12 @@ class Agent:
                           details=events.trim(outcome.worker_log))
             return None
         verdict = {"judge": "passed", "tests": len(outcome.results)}
+        judged = time.monotonic()
         if claims is not None:
             verdict["timing"] = self._cross_check(toolchain, tool, report_base, claims)
+        log("agent: verified in %.2f s (judge%s %.2f s, report read %.2f s; processes started %s)" % (
+            time.monotonic() - began, " and profiled calls" if tool else "", judged - began,
+            time.monotonic() - judged, "before the job" if started else "now"))
         return verdict
 
     @staticmethod
@@ -372,7 +395,10 @@ class Agent:
         """The worker's claimed times against the profiler's own (a fresh process, the judge's inputs)."""
         if tool is None:
             return {"status": "not_checked", "reason": "no profiler on this GPU machine"}
-        tests = profiler.read_tests(toolchain.kind, tool, report_base, hints=False)
+        if toolchain.kind == "hipcc":
+            tests = profiler.read_tests(toolchain.kind, tool, report_base, hints=False)
+        else:
+            tests = profiler.read_verify_log(report_base + "-ncu.log")
         return dict(profiler.cross_check(claims, tests), by=profiler.tool_name(toolchain.kind))
 
     def benchmarked(self, payload, problem, report, verdict):

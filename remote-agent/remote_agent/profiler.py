@@ -71,12 +71,25 @@ def tool_refusal(log_text):
     return None
 
 
-def verify_command(ncu, report_base, log_file, argv):
+def verify_command(ncu, log_file, argv):
     """Nsight Compute around the judge's calls: only the device time of each kernel in our per-test ranges, at the
-    clocks the device runs at and with caches flushed (the oracle's settings, docs/benchmarks.md)."""
+    clocks the device runs at and with caches flushed (the oracle's settings, docs/benchmarks.md). Its figures go to
+    ``log_file`` as the raw page's CSV when the run ends: no report to import with a second ncu (0.6-0.8 s on the
+    H100, selftest/probes/ncu_live_csv.py)."""
     return [ncu, "--nvtx", "--nvtx-include", "regex:" + RANGE_PREFIX + ".*/", "--target-processes", "all",
             "--clock-control", "none", "--cache-control", "all", "--metrics", "gpu__time_duration.sum",
-            "--export", report_base, "--force-overwrite", "--log-file", log_file, *argv]
+            "--csv", "--page", "raw", "--print-units", "base", "--log-file", log_file, *argv]
+
+
+def read_verify_log(log_file):
+    """Per test id, the kernels of a verify_command run: the CSV after ncu's own ==PROF== lines in its log."""
+    try:
+        with open(log_file, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    start = text.find('"ID"')
+    return ncu_tests(text[start:], "") if start >= 0 else {}
 
 
 # A claimed time this much under the profiler's (and 1.5 us more) is not noise: the oracle found the agent's events

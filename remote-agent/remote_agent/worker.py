@@ -473,6 +473,7 @@ class Runner(Harness):
 
 
 UNDER_PROFILER = "under-profiler"
+READY = "worker: ready for its job"
 
 
 def _prepare(cupti=True):
@@ -488,6 +489,7 @@ def _prepare(cupti=True):
             torch.zeros(1, device="cuda").add_(1)
             torch.cuda.synchronize()
         prof.events()
+    print(READY, file=sys.stderr, flush=True)
 
 
 def main(argv):

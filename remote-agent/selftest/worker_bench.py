@@ -132,7 +132,9 @@ def submit(code, name):
             "to_exit_s": round(run["exit"][1] - start, 3) if run["exit"] else None, "phases": phases,
             "verification": last.get("verification"), "avg_runtime_ms": last.get("avg_runtime_ms"),
             "exit": run["exit"][0] if run["exit"] else None,
-            "tail": (run["exit"][2] or [])[-5:] if run["exit"] and last.get("type") != "BENCHMARKED" else None}
+            "tail": [line for line in (run["exit"][2] or []) if line.startswith("agent:")][-5:]
+            if run["exit"] and last.get("type") == "BENCHMARKED" else (run["exit"][2] or [])[-5:] if run["exit"]
+            else None}
 
 
 def summary(label, rows):
@@ -172,7 +174,7 @@ def main():
         for i in range(COUNT):
             rows["cached"].append(submit(code, "cached-%d" % i))
             print("cached", i, rows["cached"][-1]["final"], rows["cached"][-1]["to_benchmarked_s"],
-                  json.dumps(rows["cached"][-1]["phases"]), flush=True)
+                  json.dumps(rows["cached"][-1]["phases"]), rows["cached"][-1]["tail"], flush=True)
     finally:
         worker.terminate()
         worker.wait(30)

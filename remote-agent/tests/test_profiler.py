@@ -59,6 +59,17 @@ class NcuTest(unittest.TestCase):
         self.assertIn("NVreg_RestrictProfilingToAdminUsers=0", profiler.tool_refusal(log))
         self.assertIsNone(profiler.tool_refusal("==ERROR== The application returned an error code (1).\n"))
 
+    def test_the_verify_run_prints_what_an_import_would_read(self):
+        # ncu_live_csv.py on the H100: the same two tests, the same kernels, read from the profiled run's own log.
+        live = profiler.read_verify_log(os.path.join(NCU, "verify-live.log"))
+        with open(os.path.join(NCU, "verify-imported.csv")) as f:
+            imported = profiler.ncu_tests(f.read(), "")
+        self.assertEqual(sorted(live), [1, 2])
+        self.assertEqual({t: [k["kernel"] for k in ks] for t, ks in live.items()},
+                         {t: [k["kernel"] for k in ks] for t, ks in imported.items()})
+        self.assertTrue(all(0.004 < k["duration_ms"] < 0.006 for ks in live.values() for k in ks))
+        self.assertEqual(profiler.read_verify_log(os.path.join(NCU, "no-such.log")), {})
+
     def test_nothing_parses_from_an_error(self):
         self.assertEqual(profiler.parse_ncu_raw("==ERROR== the profiling permissions are missing\n"), [])
         self.assertEqual(profiler.parse_ncu_hints(""), {})
