@@ -158,7 +158,7 @@ def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     env = dict(os.environ, KERNEL_RUNNER_WORKER_TOKEN=TOKEN, PYTHONPATH=AGENT_ROOT)
-    log = open(os.path.join(OUT, "worker-bench.log"), "w")
+    log = open(os.path.join(OUT, "worker-bench.txt"), "w")
     worker = subprocess.Popen([sys.executable, "-m", "remote_agent", "worker", "--server",
                                "http://127.0.0.1:%d" % server.server_address[1], "--gpu-type", "H100"],
                               cwd=AGENT_ROOT, env=env, stdout=log, stderr=log)

@@ -61,7 +61,7 @@ class NcuTest(unittest.TestCase):
 
     def test_the_verify_run_prints_what_an_import_would_read(self):
         # ncu_live_csv.py on the H100: the same two tests, the same kernels, read from the profiled run's own log.
-        live = profiler.read_verify_log(os.path.join(NCU, "verify-live.log"))
+        live = profiler.read_verify_log(os.path.join(NCU, "verify-live.txt"))
         with open(os.path.join(NCU, "verify-imported.csv")) as f:
             imported = profiler.ncu_tests(f.read(), "")
         self.assertEqual(sorted(live), [1, 2])
