@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * -Dexec.mainClass=dev.kernelrunner.load.LoadBenchmark} (sizes as -D properties, {@code -Dwrite=true} to
  * append the table to docs/benchmarks.md). With {@code -Dworkers=N -DslotsPerWorker=K} the agents run under N
  * worker processes ({@code python3 -m remote_agent worker --gpus 0..K-1 --job-command <load agent>}) that pull
- * their jobs over the worker API, instead of as the service's children (phases latency and cancel).
+ * their jobs over the worker API, instead of as the service's children (phases latency and cancel); with
+ * {@code -DreplayWorkers=true} the workers are played by this program ({@link ReplayWorkers}) instead.
  */
 public final class LoadBenchmark {
   private LoadBenchmark() {}
@@ -97,9 +98,15 @@ public final class LoadBenchmark {
     echo.setDaemon(true);
     echo.start();
     long pid = service.pid();
-    List<Process> workerProcesses = workers > 0
+    boolean replay = Boolean.getBoolean("replayWorkers");
+    List<Process> workerProcesses = workers > 0 && !replay
         ? startWorkers(port, workers, slotsPerWorker, agentCommand, work) : List.of();
     Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2));
+    if (workers > 0 && replay) {
+      LoadRun.await(new ReplayWorkers(vertx, "127.0.0.1", port, workerToken(port))
+          .start(workers, slotsPerWorker, "load-gpu"));
+      awaitCapacity(port, workers * slotsPerWorker);
+    }
     List<Figures> figures = new ArrayList<>();
     // -Dphases=latency,accept (for tuning one thing) runs only those; the table is made only for a full run.
     List<String> phases = List.of(System.getProperty("phases", "latency,streams,cancel,accept").split(","));
@@ -244,13 +251,7 @@ public final class LoadBenchmark {
    */
   private static List<Process> startWorkers(int port, int count, int slots, String agentCommand, Path work)
       throws Exception {
-    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-    String created = http.send(java.net.http.HttpRequest.newBuilder(
-            java.net.URI.create("http://127.0.0.1:" + port + "/api/admin/tokens"))
-        .header("Authorization", "Bearer load-admin").header("Content-Type", "application/json")
-        .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"role\":\"worker\",\"user_id\":\"load\"}"))
-        .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-    String token = new JsonObject(created).getString("token");
+    String token = workerToken(port);
     String gpus = String.join(",", java.util.stream.IntStream.range(0, slots).mapToObj(String::valueOf).toList());
     List<Process> processes = new ArrayList<>();
     for (int i = 0; i < count; i++) {
@@ -262,6 +263,23 @@ public final class LoadBenchmark {
       builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", token);
       processes.add(builder.start());
     }
+    awaitCapacity(port, count * slots);
+    return processes;
+  }
+
+  /** A worker token, made through the admin API. */
+  private static String workerToken(int port) throws Exception {
+    String created = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + port + "/api/admin/tokens"))
+        .header("Authorization", "Bearer load-admin").header("Content-Type", "application/json")
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"role\":\"worker\",\"user_id\":\"load\"}"))
+        .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+    return new JsonObject(created).getString("token");
+  }
+
+  /** Answers once the service counts {@code slots} connected worker slots. */
+  private static void awaitCapacity(int port, int slots) throws Exception {
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
     long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
     while (true) {
       String types = http.send(java.net.http.HttpRequest.newBuilder(
@@ -269,9 +287,9 @@ public final class LoadBenchmark {
           .header("Authorization", "Bearer load-admin").build(),
           java.net.http.HttpResponse.BodyHandlers.ofString()).body();
       int capacity = new JsonObject(types).getJsonArray("gpu_types").getJsonObject(0).getInteger("capacity");
-      if (capacity == count * slots) {
-        System.out.println("workers: " + count + " x " + slots + " slots connected");
-        return processes;
+      if (capacity == slots) {
+        System.out.println("workers: " + slots + " slots connected");
+        return;
       }
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException("only " + capacity + " worker slots connected");
