@@ -43,7 +43,8 @@ class Prestarted:
     waiting on its stdin for its job file. Used by one submission only."""
 
     def __init__(self):
-        self.process = self.verify = self.ready = None
+        self.process = self.ready = None
+        self.pairs = {}  # the judge and its serving worker, by profiler (None: none)
         self.work = make_work()
         try:
             self._start()
@@ -57,8 +58,8 @@ class Prestarted:
         self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True, preexec_fn=sandbox.confine)
-        # The judge and the serving worker under Nsight Compute (as verify() starts them for a CUDA benchmark) once
-        # the solution's process is ready: started together, they delayed it by 1-3 s on the H100.
+        # The judge's pairs (as verify() starts them: plain, and on NVIDIA under Nsight Compute for the timing
+        # cross-check) once the solution's process is ready: started together, they delayed it by 1-3 s on the H100.
         self.ready = threading.Thread(target=self._then_verify, args=(argv, env), daemon=True)
         self.ready.start()
 
@@ -67,26 +68,28 @@ class Prestarted:
             if line.strip() == worker_module.READY:
                 break
             sys.stderr.write(line)
+        if self.process is None:
+            return
         toolchain = compiler.detect("cuda")
         tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
-        if tool is None or self.process is None:
-            return
+        served = argv + ["-", worker_module.NO_CUPTI]
         try:
-            served = profiler.verify_command(tool, os.path.join(self.work, "verify-ncu.log"),
-                                             argv + ["-", worker_module.UNDER_PROFILER])
-            preexec = lambda: sandbox.confine(drop=False)  # noqa: E731 (the profiler keeps the agent's user)
-            judge = verification.start(JUDGE_ARGV, env, self.work, preexec)
-            self.verify = (tool, judge, verification.start(served, env, self.work, preexec))
+            self.pairs[None] = (verification.start(JUDGE_ARGV, env, self.work, sandbox.confine),
+                                verification.start(served, env, self.work, sandbox.confine))
+            if tool is not None:
+                preexec = lambda: sandbox.confine(drop=False)  # noqa: E731 (the profiler keeps the agent's user)
+                self.pairs[tool] = (verification.start(JUDGE_ARGV, env, self.work, preexec), verification.start(
+                    profiler.verify_command(tool, os.path.join(self.work, "verify-ncu.log"), served),
+                    env, self.work, preexec))
         except (OSError, subprocess.SubprocessError) as e:
             log("agent: could not start the judge ahead:", repr(e))
 
-    def take_verify(self, tool, job_file):
-        """The judge and the profiled serving worker for ``tool``, given the worker's job file; None if not made."""
+    def take_pair(self, tool, job_file):
+        """The judge and its serving worker (under ``tool``, or none), given the worker's job file; None if not
+        made."""
         self.ready.join()
-        if self.verify is None or self.verify[0] != tool:
-            return None
-        (_, judge, served), self.verify = self.verify, None
-        return judge, served, job_file
+        pair = self.pairs.pop(tool, None)
+        return None if pair is None else (pair[0], pair[1], job_file)
 
     def take(self, job_file):
         """The process, given its job; None when it is gone (it is then started anew, the cold way)."""
@@ -108,10 +111,10 @@ class Prestarted:
         if self.process is not None:
             Agent._kill(self.process)
             self.process = None
-        if self.verify is not None:
-            for process in self.verify[1:]:
+        for pair in self.pairs.values():
+            for process in pair:
                 Agent._kill(process)
-            self.verify = None
+        self.pairs.clear()
 
 
 def make_work():
@@ -190,8 +193,7 @@ class Agent:
             report = self.execute(payload, work)
             if report is None:
                 return
-            claims = report.summary["test_results"] if payload.mode == "benchmark" else None
-            verdict = self.verify(payload, problem, toolchain, work, claims)
+            verdict = self.verify(payload, problem, toolchain, work)
             if verdict is None:
                 return
             if payload.mode == "check":
@@ -199,7 +201,13 @@ class Agent:
             elif payload.mode == "profile":
                 self.profile(payload, problem, toolchain, work)
             else:
-                self.benchmarked(payload, problem, report, verdict)
+                # Published once the judge passed it; the profiler's check of its times follows (VERIFIED).
+                tool = profiler.find_tool(toolchain.kind)
+                verdict["timing"] = ({"status": "pending", "by": profiler.tool_name(toolchain.kind)} if tool else
+                                     {"status": "not_checked", "reason": "no profiler on this GPU machine"})
+                if self.benchmarked(payload, problem, report, verdict) and tool:
+                    self.out.emit("VERIFIED", timing=self.timing_verdict(
+                        payload, toolchain, work, tool, report.summary["test_results"]))
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -337,27 +345,34 @@ class Agent:
 
     # ---- the judge
 
-    def verify(self, payload, problem, toolchain, work, claims):
-        """The judge's verdict on the solution (remote_agent/judge.py): every test once more, on inputs only the
-        judge knows, called by a fresh worker on buffers the judge owns and checks. With ``claims`` (the worker's
-        per-test times) that worker runs under the profiler, which times each call itself. Returns the verdict,
-        or None when the submission is over (an error was sent)."""
+    def judged(self, payload, toolchain, work, tool):
+        """One run of the judge (remote_agent/judge.py): every test once more, on inputs only the judge knows,
+        called by a fresh serving worker (under ``tool``, the profiler, which then times each call itself) on
+        buffers the judge owns and checks. Returns (outcome, where the profiler's figures are)."""
         job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
         argv, env = self._worker_argv(work, dict(self.job, mode="serve"), "serve-job.json")
-        tool = profiler.find_tool(toolchain.kind) if claims is not None else None
         report_base = os.path.join(work, "verify")
         if tool and toolchain.kind == "hipcc":
             argv = profiler.rocprof_command(tool, report_base, argv)
         elif tool:
             argv = profiler.verify_command(tool, report_base + "-ncu.log", argv)
-        limit = payload.limits["test_seconds"]
         started = None
-        if self.prestarted is not None and tool is not None and toolchain.kind == "nvcc":
-            started = self.prestarted.take_verify(tool, os.path.join(work, "serve-job.json"))
+        if self.prestarted is not None and toolchain.kind == "nvcc":
+            started = self.prestarted.take_pair(tool, os.path.join(work, "serve-job.json"))
         began = time.monotonic()
-        outcome = verification.run(JUDGE_ARGV, argv, env, work, job,
-                                   payload.input_secret or os.urandom(32), limit + (120 if tool else 0), log,
+        outcome = verification.run(JUDGE_ARGV, argv, env, work, job, payload.input_secret or os.urandom(32),
+                                   payload.limits["test_seconds"] + (120 if tool else 0), log,
                                    preexec=lambda: sandbox.confine(drop=tool is None), started=started)
+        log("agent: judged%s in %.2f s (processes started %s)" % (" under " + tool if tool else "",
+                                                                   time.monotonic() - began,
+                                                                   "before the job" if started else "now"))
+        return outcome, report_base
+
+    def verify(self, payload, problem, toolchain, work):
+        """The judge's verdict on the solution's answers. Returns it, or None when the submission is over (an
+        error was sent)."""
+        outcome, _ = self.judged(payload, toolchain, work, None)
+        limit = payload.limits["test_seconds"]
         failure = outcome.failure or {}
         where = "test %s (%s)" % (failure.get("test_id"), failure.get("name"))
         if outcome.status == "FAILED":
@@ -381,25 +396,22 @@ class Agent:
             self.out.emit("ERROR", message="the judge could not check the solution: " + outcome.message,
                           details=events.trim(outcome.worker_log))
             return None
-        verdict = {"judge": "passed", "tests": len(outcome.results)}
-        judged = time.monotonic()
-        if claims is not None:
-            verdict["timing"] = self._cross_check(toolchain, tool, report_base, claims)
-        log("agent: verified in %.2f s (judge%s %.2f s, report read %.2f s; processes started %s)" % (
-            time.monotonic() - began, " and profiled calls" if tool else "", judged - began,
-            time.monotonic() - judged, "before the job" if started else "now"))
-        return verdict
+        return {"judge": "passed", "tests": len(outcome.results)}
 
-    @staticmethod
-    def _cross_check(toolchain, tool, report_base, claims):
-        """The worker's claimed times against the profiler's own (a fresh process, the judge's inputs)."""
-        if tool is None:
-            return {"status": "not_checked", "reason": "no profiler on this GPU machine"}
+    def timing_verdict(self, payload, toolchain, work, tool, claims):
+        """The worker's claimed times against the profiler's own: the judge once more, its serving worker under
+        the profiler (a fresh process, the judge's inputs). A run that does not pass this time leaves the times
+        unconfirmed."""
+        outcome, report_base = self.judged(payload, toolchain, work, tool)
+        by = profiler.tool_name(toolchain.kind)
+        if outcome.status != "PASSED":
+            return {"status": "unverified", "by": by, "problems": [
+                "the profiled run on the judge's inputs did not pass (" + outcome.status.lower() + ")"]}
         if toolchain.kind == "hipcc":
             tests = profiler.read_tests(toolchain.kind, tool, report_base, hints=False)
         else:
             tests = profiler.read_verify_log(report_base + "-ncu.log")
-        return dict(profiler.cross_check(claims, tests), by=profiler.tool_name(toolchain.kind))
+        return dict(profiler.cross_check(claims, tests), by=by)
 
     def benchmarked(self, payload, problem, report, verdict):
         """BENCHMARKED from the worker's summary, once the judge passed it: with the verdict, the device readings,
@@ -419,7 +431,7 @@ class Agent:
                 self.out.emit("ERROR", message="test %d (%s): %.6f ms is faster than the device can move the data "
                               "(%s: at least %.6f ms)" % (case["test_id"], case["name"], result["runtime_ms"],
                                                           name, floor), details=json.dumps(result)[:4000])
-                return
+                return False
         speedups = [r.get("speedup") or 0 for r in summary["test_results"]]
         timing = verdict.get("timing", {})
         summary["verification"] = verdict
@@ -427,6 +439,7 @@ class Agent:
         summary["needs_review"] = bool(speedups) and max(speedups) > review
         summary["device"] = {"start": report.device_start, "end": device_end, "runtime": summary.pop("runtime", None)}
         self.out.emit("BENCHMARKED", **summary)
+        return True
 
     # ---- profile mode
 

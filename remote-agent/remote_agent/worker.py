@@ -472,7 +472,7 @@ class Runner(Harness):
         return results
 
 
-UNDER_PROFILER = "under-profiler"
+NO_CUPTI = "no-cupti"  # a serving worker: it times nothing (and under Nsight Compute, ncu owns the counters)
 READY = "worker: ready for its job"
 
 
@@ -497,7 +497,7 @@ def main(argv):
     try:
         path = argv[1]
         if path == "-":
-            _prepare(cupti=argv[2:] != [UNDER_PROFILER])
+            _prepare(cupti=argv[2:] != [NO_CUPTI])
             path = sys.stdin.readline().strip()
             if not path:
                 return 0  # not needed after all (the submission ended before it ran)

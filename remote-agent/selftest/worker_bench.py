@@ -128,7 +128,12 @@ def submit(code, name):
     for kind, at in run["times"]:
         phases.setdefault(kind, round(at - start, 3))
     last = run["events"][-1] if run["events"] else {}
+    if last.get("type") == "VERIFIED":  # the profiler's verdict on the times, after the result
+        result = dict(run["events"][-2], verification=dict(run["events"][-2].get("verification") or {},
+                                                           timing=last.get("timing")))
+        last = dict(result, type="BENCHMARKED")
     return {"name": name, "final": last.get("type"), "to_benchmarked_s": phases.get("BENCHMARKED"),
+            "to_verified_s": phases.get("VERIFIED"),
             "to_exit_s": round(run["exit"][1] - start, 3) if run["exit"] else None, "phases": phases,
             "verification": last.get("verification"), "avg_runtime_ms": last.get("avg_runtime_ms"),
             "exit": run["exit"][0] if run["exit"] else None,

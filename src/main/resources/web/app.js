@@ -8,7 +8,7 @@ const DRAFT_KEY = "kernel-runner.draft";
 const TERMINAL = new Set(["BENCHMARKED", "PROFILED", "COMPILE_ERROR", "WRONG_ANSWER", "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED",
   "ERROR", "CANCELLED"]);
 const EVENT_TYPES = ["IN_QUEUE", "PROVISIONING", "COMPILING", "CHECKING", "TEST_RESULT", "CHECKED", "BENCHMARKING",
-  "BENCHMARK_RESULT", "PROFILING", "PROFILE_RESULT", ...TERMINAL];
+  "BENCHMARK_RESULT", "PROFILING", "PROFILE_RESULT", "VERIFIED", ...TERMINAL];
 const PHASE_OF = {IN_QUEUE: "IN_QUEUE", PROVISIONING: "PROVISIONING", COMPILING: "COMPILING", CHECKING: "CHECKING",
   TEST_RESULT: "CHECKING", CHECKED: "CHECKING", BENCHMARKING: "BENCHMARKING", BENCHMARK_RESULT: "BENCHMARKING",
   PROFILING: "BENCHMARKING", PROFILE_RESULT: "BENCHMARKING"};
@@ -421,10 +421,33 @@ function onFrame(run, frame) {
       profileRows(frame.result || {});
       detail.textContent = $("profile-table").tBodies[0].querySelectorAll("[data-test]").length + " tests done";
       break;
+    case "VERIFIED":
+      // The profiler's verdict on the times of a result published while it was still checking them.
+      run.source.close();
+      timesVerdict(frame.timing || {});
+      break;
     default:
       if (TERMINAL.has(type)) {
         finish(run, frame);
       }
+  }
+}
+
+function timingText(timing) {
+  return timing.status === "verified" ? "confirmed by " + timing.by
+    : timing.status === "unverified" ? "NOT confirmed by " + timing.by
+    : timing.status === "pending" ? "being checked by the profiler…" : timing.reason;
+}
+
+function timesVerdict(timing) {
+  const times = $("times-fact");
+  if (times) {
+    times.textContent = timingText(timing) || "";
+  }
+  if (timing.status === "unverified") {
+    $("outcome").replaceChildren(el("div", {class: "outcome-error", role: "status"},
+      el("p", {}, el("strong", {}, "Unverified: "), "the profiler, timing the same kernel in a process of its own, "
+        + "disagrees with these times."), ...(timing.problems || []).map((p) => el("p", {class: "help"}, p))));
   }
 }
 
@@ -577,7 +600,10 @@ function profiled(run, frame) {
 function finish(run, frame) {
   run.finished = true;
   stopTicker(run);
-  run.source.close();
+  const timing = (frame.verification || {}).timing || {};
+  if (!(frame.status === "BENCHMARKED" && timing.status === "pending")) {
+    run.source.close(); // else the stream goes on to the VERIFIED that follows
+  }
   $("cancel-button").hidden = true;
   const type = frame.status;
   const success = type === "BENCHMARKED" || type === "CHECKED" || type === "PROFILED";
@@ -658,8 +684,12 @@ function benchmarked(run, frame) {
   const timing = verification.timing || {};
   add("Checked by", verification.judge === "passed"
     ? "the judge, on inputs only it knew (" + verification.tests + " tests)" : null);
-  add("Times", timing.status === "verified" ? "confirmed by " + timing.by
-    : timing.status === "unverified" ? "NOT confirmed by " + timing.by : timing.reason);
+  add("Times", timingText(timing));
+  const timesFact = facts.lastElementChild;
+  if (timesFact && facts.lastElementChild.previousElementSibling
+      && facts.lastElementChild.previousElementSibling.textContent === "Times") {
+    timesFact.id = "times-fact";
+  }
   const warnings = [];
   if (frame.unverified) {
     warnings.push(el("p", {}, el("strong", {}, "Unverified: "), "the profiler, timing the same kernel in a process "

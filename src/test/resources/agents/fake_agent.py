@@ -7,6 +7,8 @@ What it does is chosen by directives in the submitted code, so one agent serves 
   // delay: <seconds between events>
   // report: whole | corrupt | missing-piece   (profile mode: the report file the agent sends)
   // piece-delay: <seconds after each piece of the report>
+  // timing: verified | unverified | never   (benchmark mode: BENCHMARKED with its times pending, then VERIFIED
+  //                                          saying so after a second; never: the agent ends without it)
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
 import base64
@@ -192,7 +194,21 @@ def main():
         results.append(result)
         emit("BENCHMARK_RESULT", result=result)
     time.sleep(delay)
-    emit("BENCHMARKED", avg_runtime_ms=0.75, avg_gflops=75.0, test_results=results, device={"name": "fake"})
+    timing = directive(code, "timing", None)
+    if timing is None:
+        emit("BENCHMARKED", avg_runtime_ms=0.75, avg_gflops=75.0, test_results=results, device={"name": "fake"})
+    else:
+        emit("BENCHMARKED", avg_runtime_ms=0.75, avg_gflops=75.0, test_results=results, device={"name": "fake"},
+             verification={"judge": "passed", "tests": len(tests), "timing": {"status": "pending",
+                                                                               "by": "Nsight Compute"}},
+             unverified=False)
+        if timing != "never":
+            time.sleep(1.0)
+            emit("BENCHMARK_RESULT", result=results[0])  # out of place after the end: dropped
+            emit("VERIFIED", timing={"status": timing, "by": "Nsight Compute",
+                                     "problems": ["test 1: claimed 0.5 ms, profiler 1.0 ms"] if timing == "unverified"
+                                     else []})
+            emit("VERIFIED", timing={"status": "verified", "by": "a second verdict: dropped"})
     if behaviour == "garbage":
         emit("TEST_RESULT", result={"test_id": 100, "name": "after the end", "status": "FAILED"})
     child.kill()

@@ -51,6 +51,8 @@ public final class Addresses {
   /** Body {@link dev.kernelrunner.model.EventAppend}, reply {@link dev.kernelrunner.model.EventAppend.Stored}. */
   public static final String STORE_EVENTS_APPEND = "store.events.append";
   public static final String STORE_EVENTS_AFTER = "store.events.after";
+  /** Body {@code {submission_id, fields: {timing}}}: a pending BENCHMARKED's timing verdict (VERIFIED). */
+  public static final String STORE_EVENTS_VERIFIED = "store.events.verified";
   /** Body {@link dev.kernelrunner.model.ProfileReport}; reply an empty object once stored. */
   public static final String STORE_PROFILE_PUT = "store.profile.put";
   /** Body {@code {submission_id}}; reply {@link dev.kernelrunner.model.ProfileReport}, or 404. */

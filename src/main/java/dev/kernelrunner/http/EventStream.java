@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One SSE client of one submission: subscribes to live events first, replays what is stored after the
  * client's last event id, then goes live, skipping anything already sent, so nothing is lost or repeated.
- * Ends after the terminal event. A client that cannot keep up is disconnected; it resumes with Last-Event-ID.
+ * Ends after the terminal event (or, for a BENCHMARKED whose times are still being cross-checked, after the
+ * VERIFIED that follows it). A client that cannot keep up is disconnected; it resumes with Last-Event-ID.
  */
 final class EventStream {
   private static final Logger log = LoggerFactory.getLogger(EventStream.class);
@@ -47,6 +48,7 @@ final class EventStream {
   private boolean counted;
   private boolean closed;
   private boolean sawTerminal;
+  private boolean awaitingVerdict;
 
   /** {@code onClose} runs once, when the stream ends for whatever reason. */
   EventStream(Vertx vertx, HttpServerRequest request, String submissionId, Mode mode, int afterSeq,
@@ -102,11 +104,12 @@ final class EventStream {
             JsonObject frame = (JsonObject) event;
             int seq = frame.getInteger("seq");
             EventType type = EventType.valueOf(frame.getString("status"));
-            write(seq, type, () -> EventFrame.sse(seq, type, frame.encode()));
+            write(seq, type, type.endsStream(frame, mode), () -> EventFrame.sse(seq, type, frame.encode()));
           }
-          pending.forEach(live -> write(live.seq(), live.type(), live::sse));
+          pending.forEach(live -> write(live.seq(), live.type(), live.type().endsStream(live.fields(), mode),
+              live::sse));
           pending.clear();
-          if (finished && !closed) {
+          if (finished && !closed && !awaitingVerdict) {
             end();
           }
         })
@@ -134,11 +137,14 @@ final class EventStream {
       request.connection().close();
       return;
     }
-    write(frame.seq(), frame.type(), frame::sse);
+    write(frame.seq(), frame.type(), frame.type().endsStream(frame.fields(), mode), frame::sse);
   }
 
-  /** Writes the event unless it was already sent; {@code text} gives its SSE message, made only if it is sent. */
-  private void write(int seq, EventType type, Supplier<String> text) {
+  /**
+   * Writes the event unless it was already sent; {@code text} gives its SSE message, made only if it is sent.
+   * {@code ends}: the stream ends with it.
+   */
+  private void write(int seq, EventType type, boolean ends, Supplier<String> text) {
     if (closed || seq <= lastSeq) {
       return;
     }
@@ -147,6 +153,9 @@ final class EventStream {
     meters.eventsSent.increment();
     if (type.isTerminal(mode)) {
       sawTerminal = true;
+    }
+    awaitingVerdict = type.isTerminal(mode) && !ends; // a BENCHMARKED whose times are being cross-checked
+    if (ends) {
       end();
     }
   }

@@ -477,7 +477,9 @@ public class HttpVerticle extends VerticleBase {
         return;
       }
       Mode mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
-      boolean finished = submission.getString("finished_at") != null;
+      // A result whose times are still being cross-checked has one more event to come (VERIFIED).
+      boolean finished = submission.getString("finished_at") != null
+          && !EventType.timingPending(submission.getJsonObject("result"));
       openStream(ctx, submission.getString("id"), mode, afterSeq, submission.getBoolean("cancel_on_disconnect", false),
           finished);
     });

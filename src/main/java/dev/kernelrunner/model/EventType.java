@@ -6,6 +6,8 @@ import java.util.Optional;
  * Every event a submission can go through, in lifecycle order; the last six end a submission with an error.
  * {@link #PROFILE_REPORT} is no lifecycle event: a piece of the profiler's report file, which the supervisor
  * collects and the store keeps beside the submission; it is never stored as an event nor published.
+ * {@link #VERIFIED} is the one event after an end: a BENCHMARKED whose times the profiler had not yet checked
+ * ({@code verification.timing.status: "pending"}) gets the cross-check's verdict in it.
  */
 public enum EventType {
   IN_QUEUE(0, true),
@@ -17,6 +19,7 @@ public enum EventType {
   BENCHMARKING(5, true),
   BENCHMARK_RESULT(5, false),
   BENCHMARKED(6, true),
+  VERIFIED(6, false),
   PROFILING(5, true),
   PROFILE_RESULT(5, false),
   PROFILE_REPORT(5, false),
@@ -57,6 +60,18 @@ public enum EventType {
         || (this == PROFILED && mode == Mode.PROFILE);
   }
 
+  /** Whether a BENCHMARKED's fields say its times are still to be cross-checked (a VERIFIED will follow). */
+  public static boolean timingPending(io.vertx.core.json.JsonObject fields) {
+    Object verification = fields == null ? null : fields.getValue("verification");
+    Object timing = verification instanceof io.vertx.core.json.JsonObject v ? v.getValue("timing") : null;
+    return timing instanceof io.vertx.core.json.JsonObject t && "pending".equals(t.getValue("status"));
+  }
+
+  /** Whether a stream of a submission ends with this event ({@code fields}: its fields): the last one it gets. */
+  public boolean endsStream(io.vertx.core.json.JsonObject fields, Mode mode) {
+    return this == VERIFIED || (isTerminal(mode) && !(this == BENCHMARKED && timingPending(fields)));
+  }
+
   /** Per-test results leave the submission's status as it is. */
   public boolean changesStatus() {
     return changesStatus;
@@ -72,6 +87,9 @@ public enum EventType {
    * status, never backwards, and per-test results only inside their own phase.
    */
   public boolean accepts(EventType next, Mode mode) {
+    if (next == VERIFIED) {
+      return this == BENCHMARKED && mode == Mode.BENCHMARK; // and only while its timing is pending (the tracker)
+    }
     if (isTerminal(mode)) {
       return false;
     }

@@ -23,6 +23,10 @@ public final class LiveFrame {
     return frame.type();
   }
 
+  public io.vertx.core.json.JsonObject fields() {
+    return frame.fields();
+  }
+
   /** {@code id:}, {@code event:} and {@code data:} lines of the frame, ending with the blank line. */
   public String sse() {
     String text = sse;

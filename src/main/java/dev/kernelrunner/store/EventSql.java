@@ -77,6 +77,24 @@ final class EventSql {
         SELECT s.id, s.base + e.ord, e.type, e.payload::jsonb, s.updated_at FROM s JOIN e ON e.id = s.id)
       SELECT id, base, updated_at FROM s""";
 
+  /**
+   * VERIFIED, the one event after an end: the timing verdict of a BENCHMARKED whose times were pending goes into
+   * its stored result ($3: the verification's timing, $4: whether the times are unverified); only while pending,
+   * so it is stored once. $1 id, $2 payload.
+   */
+  static final String APPEND_VERDICT = """
+      WITH s AS (
+        UPDATE submissions
+           SET last_seq = last_seq + 1,
+               updated_at = clock_timestamp(),
+               result = jsonb_set(jsonb_set(result, '{verification,timing}', $3::jsonb), '{unverified}',
+                                  to_jsonb($4::boolean))
+         WHERE id = $1 AND status = 'BENCHMARKED' AND result #>> '{verification,timing,status}' = 'pending'
+        RETURNING id, last_seq, updated_at)
+      INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
+      SELECT id, last_seq, 'VERIFIED', $2, updated_at FROM s
+      RETURNING seq, created_at""";
+
   static final String AFTER = """
       SELECT submission_id, seq, type, payload, created_at FROM submission_events
        WHERE submission_id = $1 AND seq > $2 ORDER BY seq""";

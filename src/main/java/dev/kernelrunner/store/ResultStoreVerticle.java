@@ -105,6 +105,7 @@ public class ResultStoreVerticle extends VerticleBase {
               consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
               Bus.serve(vertx.eventBus(), Addresses.STORE_EVENTS_APPEND, this::appendEvents, this::fail),
               consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),
+              consume(Addresses.STORE_EVENTS_VERIFIED, this::verified),
               Bus.serve(vertx.eventBus(), Addresses.STORE_PROFILE_PUT, this::putProfile, this::fail),
               consume(Addresses.STORE_PROFILE_GET, this::getProfile),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
@@ -241,6 +242,24 @@ public class ResultStoreVerticle extends VerticleBase {
     UUID id = parseId(body.getString("submission_id"));
     return pool.withTransaction(conn -> conn.preparedQuery(SubmissionSql.COUNT_RESTART).execute(Tuple.of(id))
         .compose(v -> append(conn.preparedQuery(EventSql.APPEND)::execute, body)));
+  }
+
+  /** A pending BENCHMARKED's timing verdict: the VERIFIED event, and the stored result updated with it. */
+  private Future<JsonObject> verified(JsonObject body) {
+    String id = body.getString("submission_id");
+    JsonObject fields = body.getJsonObject("fields", new JsonObject());
+    JsonObject timing = fields.getJsonObject("timing", new JsonObject());
+    return pool.preparedQuery(EventSql.APPEND_VERDICT).execute(Tuple.of(parseId(id),
+            new JsonObject(PgText.json(fields.encode())), timing, "unverified".equals(timing.getString("status"))))
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            return Future.failedFuture(new CodedException(Failures.CONFLICT,
+                "submission " + id + " has no timing verdict pending"));
+          }
+          Row row = rows.iterator().next();
+          return Future.succeededFuture(new EventFrame(id, row.getInteger("seq"), EventType.VERIFIED,
+              row.getOffsetDateTime("created_at"), fields).toJson());
+        });
   }
 
   /** A submission's events, in order, written with whatever else waits (see {@link EventBatcher}). */

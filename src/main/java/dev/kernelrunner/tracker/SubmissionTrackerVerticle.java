@@ -215,11 +215,14 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       log.warn("dropped {} for {}: not running", event.type(), event.submissionId());
       return Future.succeededFuture(Boolean.FALSE);
     }
-    if (!event.type().fromAgent() || !tracked.status.accepts(event.type(), tracked.mode)) {
+    boolean verdict = event.type() == EventType.VERIFIED;
+    if (!event.type().fromAgent() || !tracked.status.accepts(event.type(), tracked.mode)
+        || verdict != (tracked.timingPending && tracked.terminal)) {
       log.warn("dropped illegal transition {} -> {} for {}", tracked.status, event.type(), tracked.id);
       return Future.succeededFuture(Boolean.FALSE);
     }
-    return accept(tracked, event.type(), event.fields(), event.payload(), null)
+    return accept(tracked, event.type(), event.fields(), event.payload(),
+            verdict ? Addresses.STORE_EVENTS_VERIFIED : null)
         .transform(ar -> Future.succeededFuture(ar.succeeded()));
   }
 
@@ -264,6 +267,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
             .put("message", "the agent exited without reporting a result").put("exit_code", exit.exitCode())
             .put("details", tail), null);
       }
+    }
+    if (tracked.terminal && tracked.timingPending) {
+      // Published before its times were cross-checked, and the agent ended without the verdict: say so.
+      accept(tracked, EventType.VERIFIED, new JsonObject().put("timing", new JsonObject()
+          .put("status", "not_checked").put("reason", "the agent ended before its timing cross-check")),
+          Addresses.STORE_EVENTS_VERIFIED);
     }
     // The slot is freed once the end is stored (the quota counts stored rows). The answer (the supervisor's,
     // then a cancel's) does not wait past a few seconds for a database that is away: the end is held and retried.
@@ -359,9 +368,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   /** As above, with the fields already encoded ({@code payload}). */
   private Future<EventFrame> accept(Tracked tracked, EventType type, JsonObject fields, String payload,
                                    String storeAddress) {
-    if (tracked.terminal) {
+    if (tracked.terminal && !(type == EventType.VERIFIED && tracked.timingPending)) {
       log.warn("dropped {} for {}: already {}", type, tracked.id, tracked.status);
       return Future.failedFuture("finished");
+    }
+    if (type == EventType.VERIFIED) {
+      tracked.timingPending = false;
     }
     if (type.changesStatus() && type != tracked.status) {
       timePhase(tracked, tracked.status);
@@ -369,7 +381,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       tracked.enteredAt = System.nanoTime();
     }
     boolean terminal = type.isTerminal(tracked.mode);
-    tracked.terminal = terminal;
+    tracked.terminal = tracked.terminal || terminal;
+    if (type == EventType.BENCHMARKED) {
+      tracked.timingPending = EventType.timingPending(fields);
+    }
     Future<EventFrame> stored;
     if (storeAddress != null) {
       JsonObject append = new JsonObject().put("submission_id", tracked.id).put("type", type.name())
@@ -577,6 +592,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     final Mode mode;
     EventType status = EventType.IN_QUEUE;
     boolean terminal;
+    /** Ended BENCHMARKED with its times still being cross-checked: one VERIFIED is still to come. */
+    boolean timingPending;
     boolean dispatched;
     /** Times it was put back in line (a restart, a lost worker); the database's restart count. */
     int restarts;

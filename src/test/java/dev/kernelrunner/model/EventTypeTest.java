@@ -4,6 +4,7 @@ import static dev.kernelrunner.model.EventType.*;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
 class EventTypeTest {
@@ -20,12 +21,31 @@ class EventTypeTest {
   }
 
   @Test
-  void nothingFollowsATerminalEvent() {
+  void nothingFollowsATerminalEventButTheTimingVerdictOfABenchmark() {
+    assertTrue(BENCHMARKED.accepts(VERIFIED, Mode.BENCHMARK));
+    assertFalse(PROFILED.accepts(VERIFIED, Mode.PROFILE));
+    assertFalse(CHECKED.accepts(VERIFIED, Mode.CHECK));
+    assertFalse(BENCHMARKING.accepts(VERIFIED, Mode.BENCHMARK));
     for (EventType next : values()) {
-      assertFalse(BENCHMARKED.accepts(next, Mode.BENCHMARK), next.name());
+      assertTrue(next == VERIFIED || !BENCHMARKED.accepts(next, Mode.BENCHMARK), next.name());
       assertFalse(CANCELLED.accepts(next, Mode.BENCHMARK), next.name());
       assertFalse(CHECKED.accepts(next, Mode.CHECK), next.name());
     }
+  }
+
+  @Test
+  void aStreamEndsAfterTheVerdictWhenTheTimesWerePending() {
+    JsonObject pending = new JsonObject().put("verification", new JsonObject().put("timing",
+        new JsonObject().put("status", "pending")));
+    JsonObject checked = new JsonObject().put("verification", new JsonObject().put("timing",
+        new JsonObject().put("status", "verified")));
+    assertFalse(BENCHMARKED.endsStream(pending, Mode.BENCHMARK));
+    assertTrue(BENCHMARKED.endsStream(checked, Mode.BENCHMARK));
+    assertTrue(BENCHMARKED.endsStream(new JsonObject(), Mode.BENCHMARK));
+    assertTrue(VERIFIED.endsStream(new JsonObject(), Mode.BENCHMARK));
+    assertFalse(CHECKING.endsStream(pending, Mode.BENCHMARK));
+    assertTrue(EventType.timingPending(pending));
+    assertFalse(EventType.timingPending(null));
   }
 
   @Test
