@@ -1,4 +1,5 @@
 """One submission, start to end: validate, compile, run the worker, report. Every failure becomes an event."""
+import concurrent.futures
 import json
 import os
 import queue
@@ -193,6 +194,7 @@ class Agent:
             report = self.execute(payload, work)
             if report is None:
                 return
+            self.device_end = _background(device.info)  # the device as the benchmark left it, read meanwhile
             verdict = self.verify(payload, problem, toolchain, work)
             if verdict is None:
                 return
@@ -266,7 +268,7 @@ class Agent:
         and its SUMMARY) goes to the judge first. None when the submission is over (an error was sent)."""
         job = dict(self.job, mode="check" if payload.mode == "profile" else payload.mode)
         argv, env = self._worker_argv(work, job)
-        device_start = device.info()
+        device_start = _background(device.info)  # nvidia-smi takes a while: read while the worker starts
         child = self.prestarted.take(argv[-1]) if self.prestarted is not None else None
         if child is None:
             child = subprocess.Popen(argv, cwd=work, env=env,
@@ -340,7 +342,7 @@ class Agent:
         elif payload.mode == "check" and checked is None:
             self.out.emit("RUNTIME_ERROR", message="the kernel's process ended without checking", details=tail)
         else:
-            return WorkerReport(summary, checked, device_start)
+            return WorkerReport(summary, checked, device_start.result())
         return None
 
     # ---- the judge
@@ -417,7 +419,7 @@ class Agent:
         """BENCHMARKED from the worker's summary, once the judge passed it: with the verdict, the device readings,
         and a check against physics (a time under the device's floor is impossible: ERROR)."""
         summary = report.summary
-        device_end = device.info()
+        device_end = self.device_end.result()
         name = device_end.get("name") or report.device_start.get("name") or ""
         review = payload.benchmark.get("review_speedup", DEFAULT_REVIEW_SPEEDUP)
         for result in summary["test_results"]:
@@ -529,6 +531,11 @@ class WorkerReport:
         self.summary = summary
         self.checked = checked or {}
         self.device_start = device_start or {}
+
+
+def _background(call):
+    """``call()`` on a thread of its own: its future."""
+    return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-bg").submit(call)
 
 
 def _summary_ok(summary):

@@ -102,6 +102,14 @@ class EventsTest(unittest.TestCase):
         self.assertEqual("COMPILE_ERROR", emitter.finished)
         self.assertEqual(2, len(out.getvalue().splitlines()))
 
+    def test_the_timing_verdict_follows_a_benchmark(self):
+        out = io.StringIO()
+        emitter = events.Emitter(KEY, out)
+        emitter.emit("BENCHMARKED", verification={"timing": {"status": "pending"}})
+        emitter.emit("VERIFIED", timing={"status": "verified", "by": "Nsight Compute"})
+        self.assertEqual("BENCHMARKED", emitter.finished)
+        self.assertEqual("VERIFIED", events.decode(out.getvalue().splitlines()[1], KEY)["type"])
+
     def test_trim_keeps_the_end(self):
         text = "a" * 100 + "THE ERROR"
         self.assertTrue(events.trim(text, 20).endswith("THE ERROR"))
