@@ -179,6 +179,7 @@ class Agent:
             return
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
         work = self.prestarted.work if self.prestarted is not None else make_work()
+        report = None
         try:
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
@@ -195,8 +196,10 @@ class Agent:
             if report is None:
                 return
             self.device_end = _background(device.info)  # the device as the benchmark left it, read meanwhile
-            verdict = self.verify(payload, problem, toolchain, work)
+            verdict = self.verify(payload, problem, toolchain, work)  # while the worker's process ends
             if verdict is None:
+                return
+            if self.ended(payload, report) is None:
                 return
             if payload.mode == "check":
                 self.out.emit("CHECKED", **dict(report.checked, verification=verdict))
@@ -211,6 +214,8 @@ class Agent:
                     self.out.emit("VERIFIED", timing=self.timing_verdict(
                         payload, toolchain, work, tool, report.summary["test_results"]))
         finally:
+            if report is not None and report.child is not None and report.child.poll() is None:
+                self._kill(report.child)  # the submission ended while it was still ending
             shutil.rmtree(work, ignore_errors=True)
 
     # ---- compiling
@@ -320,17 +325,25 @@ class Agent:
                 summary = message
             elif kind == "DONE":
                 finished = True
+                break  # its process ends while the judge runs (ended() waits for it)
             elif kind == "CHECKED" and payload.mode == "check":
                 checked = message  # the end of a check-mode run: only once the judge agrees
             elif kind in FORWARDED:
                 self.out.emit(kind, **message)
                 if kind in events.TERMINAL:
                     finished = True
-        code = child.wait()
-        err_thread.join(timeout=2)
+        report = WorkerReport(summary, checked, device_start.result(), child, err_thread, stderr_tail, finished)
+        return report if finished and not self.out.finished else self.ended(payload, report)
+
+    def ended(self, payload, report):
+        """The worker's exit, checked: a crash, or an end without its results, is the submission's end (an error
+        is sent and None returned); else the report."""
+        code = report.child.wait()
+        report.err_thread.join(timeout=2)
+        summary, checked, finished = report.summary, report.checked_raw, report.finished
         if self.out.finished:
             return None
-        tail = events.trim("".join(stderr_tail).strip())
+        tail = events.trim("".join(report.stderr_tail).strip())
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals.__members__.values() else str(-code)
             self.out.emit("RUNTIME_ERROR", message="the kernel crashed the process (" + name + ")", details=tail)
@@ -342,7 +355,7 @@ class Agent:
         elif payload.mode == "check" and checked is None:
             self.out.emit("RUNTIME_ERROR", message="the kernel's process ended without checking", details=tail)
         else:
-            return WorkerReport(summary, checked, device_start.result())
+            return report
         return None
 
     # ---- the judge
@@ -525,12 +538,18 @@ class Agent:
 
 
 class WorkerReport:
-    """What the worker said at its end: its summary (benchmark mode), its CHECKED (check mode, held)."""
+    """What the worker said at its end: its summary (benchmark mode), its CHECKED (check mode, held); and its
+    process, which may still be ending (see Agent.ended)."""
 
-    def __init__(self, summary, checked, device_start):
+    def __init__(self, summary, checked, device_start, child=None, err_thread=None, stderr_tail=(), finished=True):
         self.summary = summary
+        self.checked_raw = checked
         self.checked = checked or {}
         self.device_start = device_start or {}
+        self.child = child
+        self.err_thread = err_thread
+        self.stderr_tail = stderr_tail
+        self.finished = finished
 
 
 def _background(call):
