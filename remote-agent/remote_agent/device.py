@@ -1,5 +1,6 @@
 """What the GPU is and how it is doing: name, memory, driver, SM clock, temperature, power."""
 import json
+import os
 import shutil
 import subprocess
 
@@ -22,11 +23,19 @@ def parse_nvidia_smi(line):
             for key, value in zip(NVIDIA_KEYS, values)}
 
 
+def physical_index(env=None):
+    """The device this process computes on, as nvidia-smi and NVML number them (they ignore
+    CUDA_VISIBLE_DEVICES): its first entry when that is a plain index, as a worker of several GPUs sets it; else 0."""
+    first = (os.environ if env is None else env).get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+    return int(first) if first.isdigit() else 0
+
+
 def info():
-    """A snapshot of GPU 0, from nvidia-smi, amd-smi or rocm-smi, whichever exists; {} when none answers."""
+    """A snapshot of this process's GPU (physical_index), from nvidia-smi, amd-smi or rocm-smi, whichever exists;
+    {} when none answers."""
     try:
         if shutil.which("nvidia-smi"):
-            out = subprocess.run(["nvidia-smi", "--query-gpu=" + ",".join(NVIDIA_FIELDS),
+            out = subprocess.run(["nvidia-smi", "-i", str(physical_index()), "--query-gpu=" + ",".join(NVIDIA_FIELDS),
                                   "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=15)
             if out.returncode == 0 and out.stdout.strip():
                 return dict(parse_nvidia_smi(out.stdout.strip().splitlines()[0]), source="nvidia-smi")

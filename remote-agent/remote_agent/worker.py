@@ -14,7 +14,7 @@ import secrets
 import sys
 import traceback
 
-from remote_agent import catalog, events, profiler, stats
+from remote_agent import catalog, device, events, profiler, stats
 
 _protocol = None
 
@@ -43,7 +43,7 @@ class Nvml:
             lib = ctypes.CDLL("libnvidia-ml.so.1")
             if lib.nvmlInit_v2() == 0:
                 handle = ctypes.c_void_p()
-                if lib.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(handle)) == 0:
+                if lib.nvmlDeviceGetHandleByIndex_v2(device.physical_index(), ctypes.byref(handle)) == 0:
                     self.lib, self.handle = lib, handle
         except OSError:
             pass

@@ -115,6 +115,15 @@ class EventsTest(unittest.TestCase):
         self.assertTrue(events.trim(text, 20).endswith("THE ERROR"))
 
 
+class DeviceIndexTest(unittest.TestCase):
+    def test_the_readings_follow_the_gpu_a_worker_slot_was_given(self):
+        from remote_agent import device
+        self.assertEqual(device.physical_index({"CUDA_VISIBLE_DEVICES": "3"}), 3)
+        self.assertEqual(device.physical_index({"CUDA_VISIBLE_DEVICES": "1,2"}), 1)
+        self.assertEqual(device.physical_index({}), 0)
+        self.assertEqual(device.physical_index({"CUDA_VISIBLE_DEVICES": "GPU-8a1b"}), 0)
+
+
 class StatsTest(unittest.TestCase):
     def fake(self, values):
         it = iter(values)
