@@ -260,7 +260,33 @@ class WorkerFlowTest {
     assertEquals("BENCHMARKED", last(follow(submit("// agent: ok"))));
   }
 
+  @Test
+  void theWarmPathRunsTheRealAgentAndLeavesNothingBehind() throws Exception {
+    // No GPU here: the real agent, started before its job and handed the payload on stdin, ends it with its own
+    // ERROR; what it started ahead (the solution's and the judge's processes) goes with it.
+    Process worker = startWorker("warm-1", false);
+    awaitCapacity(1);
+    String id = submit("__global__ void k() {}");
+    List<Frame> frames = follow(id);
+    assertEquals("ERROR", last(frames), frames.toString());
+    assertTrue(frames.get(frames.size() - 1).data().getString("message").contains("no GPU"), frames.toString());
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (!workerChildren(worker).isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertEquals(List.of(), workerChildren(worker));
+  }
+
   // ---- helpers
+
+  /** The worker's live processes but the agent it keeps ready for the next job and what that one started. */
+  private static List<String> workerChildren(Process worker) {
+    List<ProcessHandle> ready = worker.children().filter(p -> p.info().commandLine().orElse("")
+        .contains("--payload -")).toList();
+    return worker.descendants().filter(ProcessHandle::isAlive)
+        .filter(p -> ready.stream().noneMatch(r -> r.equals(p) || r.descendants().anyMatch(p::equals)))
+        .map(p -> p.info().commandLine().orElse("?")).toList();
+  }
 
   private JsonObject gpuType(Response types) {
     for (Object type : types.json().getJsonArray("gpu_types")) {
@@ -337,9 +363,16 @@ class WorkerFlowTest {
   }
 
   private Process startWorker(String host) throws IOException {
-    ProcessBuilder builder = new ProcessBuilder("python3", "-m", "remote_agent", "worker",
-        "--server", "http://127.0.0.1:" + port, "--gpu-type", GPU, "--host", host,
-        "--job-command", "python3 " + TestService.FAKE_AGENT)
+    return startWorker(host, true);
+  }
+
+  private Process startWorker(String host, boolean fakeAgent) throws IOException {
+    List<String> argv = new ArrayList<>(List.of("python3", "-m", "remote_agent", "worker",
+        "--server", "http://127.0.0.1:" + port, "--gpu-type", GPU, "--host", host));
+    if (fakeAgent) {
+      argv.addAll(List.of("--job-command", "python3 " + TestService.FAKE_AGENT));
+    }
+    ProcessBuilder builder = new ProcessBuilder(argv)
         .directory(Path.of("remote-agent").toFile()).redirectErrorStream(true)
         .redirectOutput(Files.createTempFile("worker-" + host, ".log").toFile());
     builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", workerToken);
