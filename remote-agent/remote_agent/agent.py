@@ -78,7 +78,9 @@ class Prestarted:
             self.pairs[None] = (verification.start(JUDGE_ARGV, env, self.work, sandbox.confine),
                                 verification.start(served, env, self.work, sandbox.confine))
             if tool is not None:
-                preexec = lambda: sandbox.confine(drop=False)  # noqa: E731 (the profiler keeps the agent's user)
+                def preexec():  # the profiler keeps the agent's user; ncu's heavy start yields to the job's work
+                    os.nice(10)
+                    sandbox.confine(drop=False)
                 self.pairs[tool] = (verification.start(JUDGE_ARGV, env, self.work, preexec), verification.start(
                     profiler.verify_command(tool, os.path.join(self.work, "verify-ncu.log"), served),
                     env, self.work, preexec))
@@ -94,7 +96,10 @@ class Prestarted:
 
     def take(self, job_file):
         """The process, given its job; None when it is gone (it is then started anew, the cold way)."""
+        waited = time.monotonic()
         self.ready.join()  # its stderr is read here until it is ready
+        log("agent: the prestarted worker was %s" % ("ready" if time.monotonic() - waited < 0.01 else
+                                                    "ready after %.2f s more" % (time.monotonic() - waited)))
         process, self.process = self.process, None
         try:
             process.stdin.write(job_file + "\n")

@@ -36,6 +36,9 @@ MAX_BATCH_LINES = 500
 MAX_BATCH_BYTES = 1 << 20
 STREAM_READ_TIMEOUT = 90  # seconds without even a heartbeat: the stream is dead
 KILL_GRACE = 0.2  # seconds between TERM and KILL of a cancelled job's processes
+# Agents kept starting ahead of their jobs: each needs ~5-7 s on the H100 (PyTorch, contexts, CUPTI's first
+# session, Nsight Compute), longer than a job; with one, back-to-back jobs often waited for it (worker-h100/run9).
+SPARES = 2
 PR_SET_DUMPABLE = 4
 
 
@@ -238,15 +241,17 @@ class Launcher:
     def __init__(self, job_argv, env):
         self.job_command = job_argv
         self.env = env
-        self.spare = None
+        self.spares = collections.deque()
         self.lock = threading.Lock()
 
     def warm_up(self):
-        """Starts the next job's agent now, so that a job never waits for an interpreter and its imports."""
+        """Starts the next jobs' agents now, so that a job never waits for an interpreter and its imports."""
         if self.job_command is None:
             with self.lock:
-                if self.spare is None or self.spare.poll() is not None:
-                    self.spare = self._agent()
+                for dead in [s for s in self.spares if s.poll() is not None]:
+                    self.spares.remove(dead)
+                while len(self.spares) < SPARES:
+                    self.spares.append(self._agent())
 
     def _agent(self):
         return subprocess.Popen([sys.executable, "-m", "remote_agent", "--payload", "-"],
@@ -267,8 +272,10 @@ class Launcher:
                                        start_new_session=True)
             job.start(process, folder)
             return
+        process = None
         with self.lock:
-            process, self.spare = self.spare, None
+            while self.spares and (process is None or process.poll() is not None):
+                process = self.spares.popleft()  # the oldest: the furthest along
         if process is None or process.poll() is not None:
             process = self._agent()
         job.start(process)
@@ -281,9 +288,10 @@ class Launcher:
 
     def close(self):
         with self.lock:
-            if self.spare is not None:
-                _kill_group(self.spare.pid, signal.SIGKILL)
-                self.spare = None
+            for spare in self.spares:
+                for pid in [spare.pid] + descendants(spare.pid):
+                    _kill_group(pid, signal.SIGKILL)
+            self.spares.clear()
 
 
 class Slot:
