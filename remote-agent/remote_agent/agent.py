@@ -39,9 +39,9 @@ def build_plan(code, language, problem, toolchain):
 
 
 class Prestarted:
-    """What a warm agent makes before its payload arrives: the work folder, and the process that will run the
-    solution already started (Python, PyTorch, the device's context: ~1.5 s on the H100), confined as ever and
-    waiting on its stdin for its job file. Used by one submission only."""
+    """What a warm agent makes before its payload arrives: the work folder, the process that will run the solution
+    (Python, PyTorch, the device's context, CUPTI's first session) and, once that one is ready, the judge's pairs;
+    each confined as ever and waiting on its stdin for its job. Used by one submission only."""
 
     def __init__(self):
         self.process = self.ready = None
@@ -96,10 +96,10 @@ class Prestarted:
 
     def take(self, job_file):
         """The process, given its job; None when it is gone (it is then started anew, the cold way)."""
-        waited = time.monotonic()
+        began = time.monotonic()
         self.ready.join()  # its stderr is read here until it is ready
-        log("agent: the prestarted worker was %s" % ("ready" if time.monotonic() - waited < 0.01 else
-                                                    "ready after %.2f s more" % (time.monotonic() - waited)))
+        waited = time.monotonic() - began
+        log("agent: the prestarted worker was " + ("ready" if waited < 0.01 else "ready after %.2f s more" % waited))
         process, self.process = self.process, None
         try:
             process.stdin.write(job_file + "\n")
@@ -110,13 +110,11 @@ class Prestarted:
             return None
 
     def discard(self):
-        if self.ready is not None and self.process is not None:
+        if self.process is not None:
             Agent._kill(self.process)  # ends the reading of its stderr too
             self.process = None
+        if self.ready is not None:
             self.ready.join()
-        if self.process is not None:
-            Agent._kill(self.process)
-            self.process = None
         for pair in self.pairs.values():
             for process in pair:
                 Agent._kill(process)
@@ -549,17 +547,23 @@ class WorkerReport:
     def __init__(self, summary, checked, device_start, child=None, err_thread=None, stderr_tail=(), finished=True):
         self.summary = summary
         self.checked_raw = checked
-        self.checked = checked or {}
         self.device_start = device_start or {}
         self.child = child
         self.err_thread = err_thread
         self.stderr_tail = stderr_tail
         self.finished = finished
 
+    @property
+    def checked(self):
+        return self.checked_raw or {}
+
 
 def _background(call):
-    """``call()`` on a thread of its own: its future."""
-    return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-bg").submit(call)
+    """``call()`` on a thread of its own: its future (the thread ends with the call)."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-bg")
+    future = pool.submit(call)
+    pool.shutdown(wait=False)
+    return future
 
 
 def _summary_ok(summary):

@@ -21,6 +21,7 @@ import http.client
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -168,7 +169,7 @@ class Job:
             code = self.process.wait()
             _kill_group(self.process.pid, signal.SIGKILL)  # whatever it left behind goes with it
             if self.folder:
-                _remove(self.folder)
+                shutil.rmtree(self.folder, ignore_errors=True)
             with self.changed:
                 self.exit_code = code
                 self.exited = True
@@ -179,10 +180,9 @@ class Job:
         KILL_GRACE later; the tree is read first, while every process still has its parent."""
         if self.process is None:
             return
-        tree = [self.process.pid] + descendants(self.process.pid)
-        for pid in tree:
-            _kill_group(pid, signal.SIGTERM)
-        timer = threading.Timer(KILL_GRACE, lambda: [_kill_group(pid, signal.SIGKILL) for pid in tree])
+        tree = process_tree(self.process.pid)
+        _signal(tree, signal.SIGTERM)
+        timer = threading.Timer(KILL_GRACE, _signal, args=(tree, signal.SIGKILL))
         timer.daemon = True
         timer.start()
 
@@ -191,6 +191,16 @@ class Job:
             self.dropped = True
             self.changed.notify_all()
         self.kill()
+
+
+def process_tree(root):
+    """``root`` and every live process under it."""
+    return [root] + descendants(root)
+
+
+def _signal(tree, sig):
+    for pid in tree:
+        _kill_group(pid, sig)
 
 
 def descendants(root):
@@ -221,18 +231,6 @@ def _kill_group(pid, sig):
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
-
-
-def _remove(folder):
-    for name in os.listdir(folder):
-        try:
-            os.remove(os.path.join(folder, name))
-        except OSError:
-            pass
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass
 
 
 class Launcher:
@@ -289,8 +287,7 @@ class Launcher:
     def close(self):
         with self.lock:
             for spare in self.spares:
-                for pid in [spare.pid] + descendants(spare.pid):
-                    _kill_group(pid, signal.SIGKILL)
+                _signal(process_tree(spare.pid), signal.SIGKILL)
             self.spares.clear()
 
 

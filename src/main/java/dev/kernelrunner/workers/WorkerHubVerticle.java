@@ -235,10 +235,9 @@ public final class WorkerHubVerticle extends VerticleBase {
       return Future.succeededFuture(new JsonObject().put("ended", false).put("consumed", job.lines.consumed()));
     }
     exit.tail().forEach(job.output::tail);
-    end(job);
     log.info("job {} of {} ended on worker {} with exit code {}", job.id, job.submissionId, exit.workerId(),
         exit.exitCode());
-    job.caller.runOnContext(v -> job.listener.onExit(exit.exitCode(), job.output.tail()));
+    exited(job, exit.exitCode());
     return Future.succeededFuture(new JsonObject().put("ended", true));
   }
 
@@ -276,6 +275,12 @@ public final class WorkerHubVerticle extends VerticleBase {
     assignWaiting(job.gpuType);
   }
 
+  /** The job is over and its process gone ({@code exitCode} null: not known): the supervisor hears it. */
+  private void exited(Job job, Integer exitCode) {
+    end(job);
+    job.caller.runOnContext(v -> job.listener.onExit(exitCode, job.output.tail()));
+  }
+
   private void lost(Job job, String why) {
     if (job.state == JobState.ENDED) {
       return;
@@ -291,10 +296,7 @@ public final class WorkerHubVerticle extends VerticleBase {
     }
     job.killing = true;
     switch (job.state) {
-      case WAITING, AWAY -> {
-        end(job);
-        job.caller.runOnContext(v -> job.listener.onExit(null, job.output.tail()));
-      }
+      case WAITING, AWAY -> exited(job, null);
       case RUNNING -> {
         push(job.worker.connectionId, "cancel", new JsonObject().put("job_id", job.id));
         // A worker that never answers does not hold the submission forever.
@@ -302,8 +304,7 @@ public final class WorkerHubVerticle extends VerticleBase {
           if (job.state != JobState.ENDED) {
             log.warn("worker {} did not end job {} of {} after a cancel; ending it here", job.worker.id, job.id,
                 job.submissionId);
-            end(job);
-            job.caller.runOnContext(v -> job.listener.onExit(null, job.output.tail()));
+            exited(job, null);
           }
         });
       }

@@ -43,10 +43,7 @@ class TimingVerdictTest {
   @Test
   void theVerdictFollowsTheResultIntoTheStreamAndTheStoredResult() throws Exception {
     String id = service.submit(user, "// agent: ok\n// delay: 0.02\n// timing: unverified");
-    List<Frame> frames;
-    try (SseClient events = service.events(id, user, Map.of())) {
-      frames = events.untilEnd(WAIT);
-    }
+    List<Frame> frames = follow(id);
     List<String> types = types(frames);
     assertEquals(List.of("BENCHMARKED", "VERIFIED"), types.subList(types.size() - 2, types.size()), types.toString());
     assertEquals("pending", frames.get(frames.size() - 2).data().getJsonObject("verification")
@@ -59,9 +56,7 @@ class TimingVerdictTest {
     assertEquals("BENCHMARKED", service.get("/api/submissions/" + id, user).json().getString("status"));
 
     String good = service.submit(user, "// agent: ok\n// delay: 0.02\n// timing: verified");
-    try (SseClient events = service.events(good, user, Map.of())) {
-      events.untilEnd(WAIT);
-    }
+    follow(good);
     JsonObject verified = service.get("/api/submissions/" + good, user).json().getJsonObject("result");
     assertEquals("verified", verified.getJsonObject("verification").getJsonObject("timing").getString("status"));
     assertFalse(verified.getBoolean("unverified"));
@@ -85,10 +80,7 @@ class TimingVerdictTest {
   @Test
   void anAgentThatEndsWithoutTheVerdictHasItSaidForIt() throws Exception {
     String id = service.submit(user, "// agent: ok\n// delay: 0.02\n// timing: never");
-    List<Frame> frames;
-    try (SseClient events = service.events(id, user, Map.of())) {
-      frames = events.untilEnd(WAIT);
-    }
+    List<Frame> frames = follow(id);
     Frame verdict = frames.get(frames.size() - 1);
     assertEquals("VERIFIED", verdict.event());
     assertEquals("not_checked", verdict.data().getJsonObject("timing").getString("status"));
@@ -96,5 +88,12 @@ class TimingVerdictTest {
         .getJsonObject("verification").getJsonObject("timing");
     assertEquals("not_checked", timing.getString("status"));
     assertTrue(timing.getString("reason").contains("ended before"), timing.encode());
+  }
+
+  /** The submission's stream from the start to its end. */
+  private static List<Frame> follow(String id) throws Exception {
+    try (SseClient events = service.events(id, user, Map.of())) {
+      return events.untilEnd(WAIT);
+    }
   }
 }
