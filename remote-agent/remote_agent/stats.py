@@ -62,19 +62,26 @@ def collect(sample_ms, rule):
     return collect_more(samples, sample_ms, rule)
 
 
-# Kernels shorter than this get SMALL_KERNEL_SAMPLES samples: their median's run-to-run spread is within 2% only
-# with many more samples than the coefficient-of-variation rule asks for.
+# Kernels shorter than SHORT_KERNEL_MS get MANY_SAMPLES samples: their median's run-to-run spread is within 1%
+# only with many more samples than the coefficient-of-variation rule asks for (on the H100 at 54 us: 1.35% with 5,
+# 0.82% with 100; at 222 us 0.3% with 5, where 100 fresh 256 MiB input sets would cost a warm worker a second).
+SHORT_KERNEL_MS = 0.1
+MANY_SAMPLES = 100
+# Below SMALL_KERNEL_MS the events' figure moves 6-17% from one process to the next, as Nsight Compute's own
+# gpu__time_duration does (8.7-10.3% at 2.6 us): the GPU front end's launch work varies. The device span of the
+# call's work (CUPTI, launch left out) moves less (1.5-9.6% over 10 runs), so small kernels also get it, over
+# SPAN_CALLS calls. Both read a 32 ns clock: one tick is 2.5% of a 1.3 us span.
 SMALL_KERNEL_MS = 0.02
-SMALL_KERNEL_SAMPLES = 100
+SPAN_CALLS = 21
 # A sample taken while the SM clock is below this share of its maximum is discarded (nvbench's rule: 75%);
 # a result that lost more than THROTTLED_FLAG of its samples so is flagged.
 THROTTLE_CLOCK_SHARE = 0.75
 THROTTLED_FLAG = 0.25
 
 
-def small_kernel_rule(rule):
-    """The rule for a kernel whose first samples are under SMALL_KERNEL_MS: a fixed, larger sample count."""
-    count = max(rule.max_runs, SMALL_KERNEL_SAMPLES)
+def many_samples_rule(rule):
+    """The rule for a kernel whose first samples are under SHORT_KERNEL_MS: a fixed, larger sample count."""
+    count = max(rule.max_runs, MANY_SAMPLES)
     return StoppingRule(min_runs=count, max_runs=count, target_cv=rule.target_cv,
                         long_run_seconds=rule.long_run_seconds, long_runs=rule.long_runs)
 

@@ -324,10 +324,10 @@ class Runner(Harness):
         torch.cuda.synchronize()
         return start.elapsed_time(end)
 
-    def device_span(self, prepare, calls=2, check_after=None):
-        """The median, over ``calls`` runs, of how long the device was busy with what one call enqueued, on any
-        stream: from the first activity's start to the last one's end, as the GPU's profiling interface (CUPTI,
-        through PyTorch's profiler) records them. None where the profiler cannot record device activity."""
+    def device_spans(self, prepare, calls, check_after=None):
+        """How long the device was busy with what one call enqueued, on any stream, for each of ``calls`` calls:
+        from the first activity's start to the last one's end, as the GPU's profiling interface (CUPTI, through
+        PyTorch's profiler) records them. None where the profiler cannot record device activity."""
         torch = self.torch
         try:
             from torch.profiler import ProfilerActivity, profile
@@ -349,7 +349,7 @@ class Runner(Harness):
             start = min(e.time_range.start for e in device)
             end = max(e.time_range.end for e in device)
             spans.append((end - start) / 1000.0)
-        return stats.median(spans)
+        return spans
 
     def empty_window(self):
         """What two events around nothing measure (about 1.25 us on the H100), once per process: a property of the
@@ -388,27 +388,35 @@ class Runner(Harness):
 
         rule = self.rule
         raw = stats.collect(sample, rule)
-        small = stats.median(raw) - window < stats.SMALL_KERNEL_MS
-        if small:
-            rule = stats.small_kernel_rule(rule)
+        many = stats.median(raw) - window < stats.SHORT_KERNEL_MS
+        if many:
+            rule = stats.many_samples_rule(rule)
             raw = stats.collect_more(raw, sample, rule)
         kept, discarded = stats.unthrottled(raw, clocks, max_clock)
         samples = stats.net(kept, window)
         timing = "events"
         method = ("CUDA events after an L2 read-flush and a persisting-L2 reset, less an empty event window ("
                   + "%.4f ms), median of %d" % (window, len(samples))
-                  + (" (a small kernel: %d samples)" % rule.max_runs if small else "") + " unthrottled samples")
-        span = self.device_span(prepare, check_after=check_after) if guard else None
+                  + (" (a short kernel: %d samples)" % rule.max_runs if many else "") + " unthrottled samples")
+        small = stats.median(samples) < stats.SMALL_KERNEL_MS
+        spans = self.device_spans(prepare, stats.SPAN_CALLS if small else 2, check_after) if guard else None
+        span = stats.median(spans) if spans else None
+        steady = {}
+        if small and span is not None:
+            steady = {"device_span_calls": len(spans), "device_span_method": (
+                "device span of the call's GPU work on every stream (CUPTI), each call after the same flush, "
+                "median of %d: it leaves out the launch cost whose variation dominates the events' figure below "
+                "20 us" % len(spans))}
         if stats.escaped(stats.median(samples), span):
-            spans = [self.device_span(prepare, calls=1, check_after=check_after) for _ in range(9)]
-            samples = [x for x in spans if x is not None] or [span]
+            spans = self.device_spans(prepare, 9, check_after=check_after) or [span]
+            samples = spans
             timing = "device-span"
             method = ("device span of all the call's GPU work on every stream (profiler), median of %d: its work "
                       "escaped the events (span %.4f ms against %.4f ms)" % (len(samples), span, window))
         known = [c for c in clocks if c is not None]
         temps = [t for t in temperatures if t is not None]
         return stats.summary(
-            samples, discarded, timing=timing, method=method, empty_window_ms=window, device_span_ms=span,
+            samples, discarded, timing=timing, method=method, empty_window_ms=window, device_span_ms=span, **steady,
             sm_clock_mhz={"min": min(known), "max": max(known), "max_rated": max_clock} if known else None,
             temperature_c={"min": min(temps), "max": max(temps)} if temps else None,
             discarded_throttled=discarded,
@@ -459,6 +467,8 @@ class Runner(Harness):
                 "speedup": reference["median"] / median if median > 0 else None,
                 "sm_clock_mhz": {"before": clock_before, "after": clock_after},
             }
+            if "device_span_calls" in ours:  # a small kernel: its steady figure beside the events'
+                result["device_span_ms"] = ours["device_span_ms"]
             results.append(result)
             send("BENCHMARK_RESULT", result=result)
         medians = [r["runtime_ms"] for r in results]

@@ -159,11 +159,12 @@ class StatsTest(unittest.TestCase):
         self.assertAlmostEqual(2.0, stats.geomean([1.0, 4.0]))
         self.assertIsNone(stats.geomean([]))
 
-    def test_small_kernels_get_a_fixed_larger_count(self):
-        rule = stats.small_kernel_rule(stats.StoppingRule())
-        first = stats.collect(self.fake([0.003] * 500), stats.StoppingRule())
-        more = stats.collect_more(first, self.fake([0.003] * 500), rule)
-        self.assertEqual(stats.SMALL_KERNEL_SAMPLES, len(more))
+    def test_short_kernels_get_a_fixed_larger_count(self):
+        rule = stats.many_samples_rule(stats.StoppingRule())
+        first = stats.collect(self.fake([0.054] * 500), stats.StoppingRule())
+        self.assertEqual(5, len(first))  # the coefficient-of-variation rule alone stops at its minimum
+        more = stats.collect_more(first, self.fake([0.054] * 500), rule)
+        self.assertEqual(stats.MANY_SAMPLES, len(more))
         self.assertEqual(first, more[:len(first)])
 
     def test_throttled_samples_are_discarded_and_counted(self):

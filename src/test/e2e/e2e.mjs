@@ -112,7 +112,12 @@ await scenario("sign-in-and-benchmark", async (page) => {
   assert.match(await rows.nth(4).textContent(), /8192 x 8192/);
   assert.match(await rows.nth(4).locator("td").nth(1).getAttribute("title"), /CUDA events after an L2 read-flush/,
     "how the time was measured, on the runtime cell");
-  assert.equal(await page.locator("#results-notes p").count(), 0, "plain event timings need no note");
+  const smallest = await rows.nth(0).locator("td").nth(1).textContent();
+  assert.match(smallest, /0\.00256 § \(0\.00128\)/,
+    "a kernel under 20 µs shows its device span beside the events' figure: " + smallest);
+  assert.match(await rows.nth(0).locator("td").nth(1).getAttribute("title"), /device span of the call's GPU work/);
+  assert.equal(await page.locator("#results-notes p").count(), 1, "one note, for the small kernels' second figure");
+  assert.match(await page.locator("#results-notes").textContent(), /Nsight Compute's figure too/);
   assert.equal(await page.locator("#timeline .ticks li.passed").count(), 5, "a tick per passed test");
   assert.ok(await page.locator("#chart-figure").isVisible(), "the runtime chart");
   assert.match(await page.locator("#run-facts").textContent(), /NVIDIA H100 80GB HBM3/);

@@ -502,6 +502,8 @@ function summary(text) {
 const TIMING_NOTES = {
   "device-span": ["†", "† timed by the device span of all its GPU work: it ran on a stream the timer's events do not wait for."],
   clock: ["‡", "‡ many samples were taken while the GPU's clock was throttled, and were left out."],
+  span: ["§", "§ under 20 µs a launch's own cost moves by several percent from run to run (Nsight Compute's figure too); " +
+    "the figure in brackets is the device span of the call's GPU work, launch left out, which moves less."],
 };
 
 function resultRow(run, result) {
@@ -518,8 +520,13 @@ function resultRow(run, result) {
   if (stats && stats.clock_flag) {
     marks.push("clock");
   }
-  const runtime = el("td", stats && stats.method ? {title: stats.method} : {},
-    fmt(result.runtime_ms) + marks.map((m) => " " + TIMING_NOTES[m][0]).join(""));
+  if (result.device_span_ms !== undefined && result.device_span_ms !== null) {
+    marks.push("span");
+  }
+  const title = [stats && stats.method, stats && stats.device_span_method].filter(Boolean).join("; ");
+  const runtime = el("td", title ? {title} : {},
+    fmt(result.runtime_ms) + marks.map((m) => " " + TIMING_NOTES[m][0]).join("") +
+    (marks.includes("span") ? " (" + fmt(result.device_span_ms) + ")" : ""));
   marks.forEach((m) => {
     const notes = $("results-notes");
     if (!notes.dataset[m.replace("-", "")]) {
