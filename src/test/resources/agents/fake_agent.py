@@ -9,6 +9,9 @@ What it does is chosen by directives in the submitted code, so one agent serves 
   // piece-delay: <seconds after each piece of the report>
   // timing: verified | unverified | never   (benchmark mode: BENCHMARKED with its times pending, then VERIFIED
   //                                          saying so after a second; never: the agent ends without it)
+  // runtime: <ms>   (test i's runtime is <ms> x i; default 0.5)
+  // spread: <fraction>   (each test's 21 timed samples spread evenly over runtime x (1 -+ fraction); default 0.01)
+  // review: yes   (the result is marked needs_review)
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
 import base64
@@ -188,17 +191,25 @@ def main():
     time.sleep(delay)
     emit("BENCHMARKING", total_tests=len(tests))
     results = []
+    base = float(directive(code, "runtime", "0.5"))
+    spread = float(directive(code, "spread", "0.01"))
     for i, test in enumerate(tests):
         time.sleep(delay)
-        result = dict(test, runtime_ms=0.5 * (i + 1), gflops=100.0 / (i + 1))
+        runtime = base * (i + 1)
+        result = dict(test, runtime_ms=runtime, gflops=100.0 / (i + 1), speedup=1.0 / base)
         results.append(result)
-        emit("BENCHMARK_RESULT", result=result)
+        samples = [runtime * (1 + spread * (k - 10) / 10.0) for k in range(21)]
+        emit("BENCHMARK_RESULT", result=dict(result, runtime_stats={"median": runtime, "samples": samples,
+                                                                    "iterations": len(samples), "timing": "events"}))
     time.sleep(delay)
     timing = directive(code, "timing", None)
+    summary = dict(avg_runtime_ms=1.5 * base, geomean_runtime_ms=base * 2 ** 0.5, geomean_speedup=1.0 / base,
+                   avg_gflops=75.0, test_results=results, device={"name": "fake"},
+                   needs_review=directive(code, "review", "no") == "yes")
     if timing is None:
-        emit("BENCHMARKED", avg_runtime_ms=0.75, avg_gflops=75.0, test_results=results, device={"name": "fake"})
+        emit("BENCHMARKED", **summary)
     else:
-        emit("BENCHMARKED", avg_runtime_ms=0.75, avg_gflops=75.0, test_results=results, device={"name": "fake"},
+        emit("BENCHMARKED", **summary,
              verification={"judge": "passed", "tests": len(tests), "timing": {"status": "pending",
                                                                                "by": "Nsight Compute"}},
              unverified=False)

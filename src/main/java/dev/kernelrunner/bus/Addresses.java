@@ -57,6 +57,12 @@ public final class Addresses {
   public static final String STORE_PROFILE_PUT = "store.profile.put";
   /** Body {@code {submission_id}}; reply {@link dev.kernelrunner.model.ProfileReport}, or 404. */
   public static final String STORE_PROFILE_GET = "store.profile.get";
+  /** A leaderboard's candidates: {problem, gpu_type, dtype} -> {rows}. */
+  public static final String STORE_LEADERBOARD = "store.leaderboard";
+  /** Every board with entries: {} -> {boards}. */
+  public static final String STORE_LEADERBOARDS = "store.leaderboards";
+  /** {id, invalidate, reason, by} -> {id, invalidated}: takes a result off the boards, or puts it back. */
+  public static final String STORE_SUBMISSION_MODERATE = "store.submission.moderate";
   public static final String STORE_TOKEN_CREATE = "store.token.create";
   public static final String STORE_TOKEN_LOOKUP = "store.token.lookup";
   public static final String STORE_TOKEN_LIST = "store.token.list";

@@ -115,6 +115,7 @@ public class HttpVerticle extends VerticleBase {
     long bodyLimit = (long) config.http().maxCodeBytes() * 6 + 64 * 1024;
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(bodyLimit));
     new WorkerApi(vertx, config.sse().heartbeat()).install(router);
+    new LeaderboardApi(bus, problems, gpuTypes).install(router);
     router.post("/api/submissions").handler(this::createSubmission);
     get(router, "/api/submissions").handler(this::listSubmissions);
     router.post("/api/submissions/cancel").handler(this::cancelByBody);

@@ -108,6 +108,16 @@ public class ResultStoreVerticle extends VerticleBase {
               consume(Addresses.STORE_EVENTS_VERIFIED, this::verified),
               Bus.serve(vertx.eventBus(), Addresses.STORE_PROFILE_PUT, this::putProfile, this::fail),
               consume(Addresses.STORE_PROFILE_GET, this::getProfile),
+              consume(Addresses.STORE_LEADERBOARD, this::leaderboard),
+              consume(Addresses.STORE_LEADERBOARDS, body -> pool.preparedQuery(LeaderboardSql.BOARDS)
+                  .execute(Tuple.tuple().addString(null).addString(null).addString(null)).map(rows -> {
+                JsonArray boards = new JsonArray();
+                rows.forEach(row -> boards.add(new JsonObject().put("problem", row.getString("problem"))
+                    .put("gpu_type", row.getString("gpu_type")).put("dtype", row.getString("dtype"))
+                    .put("entries", row.getLong("entries"))));
+                return new JsonObject().put("boards", boards);
+              })),
+              consume(Addresses.STORE_SUBMISSION_MODERATE, this::moderate),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
               consume(Addresses.STORE_TOKEN_LIST, this::listTokens),
@@ -175,6 +185,36 @@ public class ResultStoreVerticle extends VerticleBase {
       }
       return Future.succeededFuture(new EventFrame(id.toString(), 1, EventType.IN_QUEUE, createdAt, firstEvent));
     });
+  }
+
+  /** Each user's best accepted result for the board, best first, with its tests and their samples. */
+  private Future<JsonObject> leaderboard(JsonObject body) {
+    return pool.preparedQuery(LeaderboardSql.BOARD)
+        .execute(Tuple.of(body.getString("problem"), body.getString("gpu_type"), body.getString("dtype")))
+        .map(rows -> {
+          JsonArray candidates = new JsonArray();
+          for (Row row : rows) {
+            candidates.add(new JsonObject().put("id", row.getUUID("id").toString())
+                .put("user_id", row.getString("user_id"))
+                .put("created_at", SubmissionSql.text(row.getOffsetDateTime("created_at")))
+                .put("speedup", row.getDouble("speedup"))
+                .put("tests", row.getValue("tests") instanceof JsonArray tests ? tests : new JsonArray())
+                .put("samples", row.getValue("samples") instanceof JsonArray samples ? samples : new JsonArray()));
+          }
+          return new JsonObject().put("rows", candidates);
+        });
+  }
+
+  private Future<JsonObject> moderate(JsonObject body) {
+    UUID id = parseId(body.getString("id"));
+    boolean invalidate = body.getBoolean("invalidate", true);
+    return (invalidate
+        ? pool.preparedQuery(LeaderboardSql.INVALIDATE).execute(Tuple.of(id, body.getString("reason"), body.getString("by")))
+        : pool.preparedQuery(LeaderboardSql.RESTORE).execute(Tuple.of(id)))
+        .compose(rows -> rows.size() == 0
+            ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no submission " + id))
+            : Future.succeededFuture(new JsonObject().put("id", id.toString())
+                .put("invalidated", SubmissionSql.invalidated(rows.iterator().next()))));
   }
 
   private Future<JsonObject> getSubmission(JsonObject body) {

@@ -46,7 +46,7 @@ final class SubmissionSql {
   private static final String COLUMNS = """
       id, user_id, problem, language, gpu_type, dtype, mode, status, last_seq, cancel_on_disconnect, backend,
       node, pid, run_name, log_offset, log_position, event_key, restart_count, result, error, cancelled_by, cancel_reason, created_at, started_at,
-      updated_at, finished_at""";
+      updated_at, finished_at, invalidated_at, invalidated_by, invalidated_reason""";
 
   static final String GET = "SELECT " + COLUMNS + " FROM submissions WHERE id = $1";
 
@@ -107,7 +107,8 @@ final class SubmissionSql {
         .put("created_at", text(row.getOffsetDateTime("created_at")))
         .put("started_at", text(row.getOffsetDateTime("started_at")))
         .put("updated_at", text(row.getOffsetDateTime("updated_at")))
-        .put("finished_at", text(row.getOffsetDateTime("finished_at")));
+        .put("finished_at", text(row.getOffsetDateTime("finished_at")))
+        .put("invalidated", invalidated(row));
     if (row.getColumnIndex("input_secret") >= 0) {
       json.put("input_secret", row.getString("input_secret"));
     }
@@ -121,6 +122,13 @@ final class SubmissionSql {
     JsonArray array = new JsonArray();
     rows.forEach(row -> array.add(toJson(row)));
     return array;
+  }
+
+  /** Why an admin took the result off the leaderboards (null: it was not). */
+  static JsonObject invalidated(Row row) {
+    OffsetDateTime at = row.getOffsetDateTime("invalidated_at");
+    return at == null ? null : new JsonObject().put("reason", row.getString("invalidated_reason"))
+        .put("by", row.getString("invalidated_by")).put("at", text(at));
   }
 
   /** A timestamp as the API shows it (ISO-8601), null as null. */

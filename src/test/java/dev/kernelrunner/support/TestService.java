@@ -146,6 +146,10 @@ public final class TestService implements AutoCloseable {
         .POST(HttpRequest.BodyPublishers.ofString(body)), token);
   }
 
+  public Response delete(String path, String token) throws IOException, InterruptedException {
+    return send(HttpRequest.newBuilder(uri(path)).DELETE(), token);
+  }
+
   private Response send(HttpRequest.Builder request, String token) throws IOException, InterruptedException {
     if (token != null) {
       request.header("Authorization", "Bearer " + token);

@@ -1,0 +1,59 @@
+package dev.kernelrunner.store;
+
+/**
+ * The leaderboards' statements (over {@code submissions} and their {@code BENCHMARK_RESULT} events) and the
+ * moderation of results.
+ */
+final class LeaderboardSql {
+  private LeaderboardSql() {}
+
+  /**
+   * Results that may rank: benchmark runs that ended BENCHMARKED, that the judge passed and whose times the
+   * profiler confirmed ({@code verification.timing.status = verified}: not pending, unverified or never checked),
+   * not marked {@code needs_review}, not invalidated. Filtered by problem ({@code $1}), GPU type and dtype
+   * ({@code $2}, {@code $3}; null: any).
+   */
+  private static final String ACCEPTED = """
+      SELECT id, user_id, problem, gpu_type, dtype, created_at,
+             (result->>'geomean_runtime_ms')::float8 AS geomean_ms,
+             (result->>'geomean_speedup')::float8 AS speedup
+        FROM submissions
+       WHERE status = 'BENCHMARKED' AND mode = 'benchmark' AND invalidated_at IS NULL
+         AND ($1::text IS NULL OR problem = $1) AND ($2::text IS NULL OR gpu_type = $2)
+         AND ($3::text IS NULL OR dtype = $3)
+         AND result #>> '{verification,judge}' = 'passed'
+         AND result #>> '{verification,timing,status}' = 'verified'
+         AND COALESCE((result->>'needs_review')::boolean, false) = false
+         AND COALESCE((result->>'unverified')::boolean, false) = false
+         AND jsonb_typeof(result->'geomean_runtime_ms') = 'number'""";
+
+  /**
+   * Each user's best accepted result for a problem, GPU type and dtype (the earliest of equal ones), best first:
+   * its tests as the result publishes them, and each test's timed samples from its BENCHMARK_RESULT event.
+   */
+  static final String BOARD = "WITH accepted AS (" + ACCEPTED + """
+      ), best AS (
+        SELECT DISTINCT ON (user_id) * FROM accepted ORDER BY user_id, geomean_ms, created_at, id)
+      SELECT b.id, b.user_id, b.created_at, b.speedup, s.result->'test_results' AS tests,
+             (SELECT jsonb_agg(jsonb_build_object('test_id', e.payload #> '{result,test_id}',
+                                                  'samples', e.payload #> '{result,runtime_stats,samples}')
+                               ORDER BY e.seq)
+                FROM submission_events e WHERE e.submission_id = b.id AND e.type = 'BENCHMARK_RESULT') AS samples
+        FROM best b JOIN submissions s ON s.id = b.id
+       ORDER BY b.geomean_ms, b.created_at, b.id""";
+
+  /** Every board that has entries: problem, GPU type, dtype and how many users rank there. */
+  static final String BOARDS = "WITH accepted AS (" + ACCEPTED + """
+      ) SELECT problem, gpu_type, dtype, count(DISTINCT user_id) AS entries
+          FROM accepted GROUP BY problem, gpu_type, dtype ORDER BY problem, gpu_type, dtype""";
+
+  /** Takes a result off the boards ({@code $2} reason, {@code $3} admin); the owner sees the reason. */
+  static final String INVALIDATE = """
+      UPDATE submissions SET invalidated_at = now(), invalidated_reason = $2, invalidated_by = $3
+       WHERE id = $1 RETURNING id, invalidated_at, invalidated_reason, invalidated_by""";
+
+  /** Undoes {@link #INVALIDATE}. */
+  static final String RESTORE = """
+      UPDATE submissions SET invalidated_at = NULL, invalidated_reason = NULL, invalidated_by = NULL
+       WHERE id = $1 RETURNING id, invalidated_at, invalidated_reason, invalidated_by""";
+}
