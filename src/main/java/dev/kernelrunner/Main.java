@@ -2,6 +2,7 @@ package dev.kernelrunner;
 
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.cli.TerminalClient;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.ConfigException;
 import dev.kernelrunner.config.ConfigLoader;
@@ -24,6 +25,10 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && TerminalClient.COMMANDS.contains(args[0])) {
+      System.exit(new TerminalClient(System.out, System.err, System.getenv()).run(args));
+      return;
+    }
     AppConfig config;
     try {
       config = ConfigLoader.load();
@@ -36,7 +41,8 @@ public final class Main {
       if (args.length == 1 && args[0].equals("create-fleet")) {
         System.exit(createFleet(config));
       }
-      System.err.println("usage: java -jar kernel-runner.jar [create-fleet]");
+      System.err.println("usage: java -jar kernel-runner.jar [create-fleet | "
+          + String.join(" | ", new java.util.TreeSet<>(TerminalClient.COMMANDS)) + " ...]");
       System.exit(2);
       return;
     }
