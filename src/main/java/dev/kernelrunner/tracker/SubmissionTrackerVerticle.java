@@ -21,7 +21,6 @@ import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -48,7 +47,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   private final Map<String, GpuType> gpuTypes;
   private final TrackerMeters meters;
   private final Map<String, Tracked> active = new HashMap<>();
-  private final Map<String, ArrayDeque<Tracked>> queues = new LinkedHashMap<>();
+  private final Map<String, FairQueue<Tracked>> queues = new LinkedHashMap<>();
   private final Map<String, Integer> running = new HashMap<>();
   /** Runs in flight at most per GPU type: configured, or (worker types) the connected workers. */
   private final Map<String, Integer> capacity = new HashMap<>();
@@ -66,7 +65,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   public Future<?> start() {
     bus = vertx.eventBus();
     gpuTypes.values().forEach(type -> {
-      ArrayDeque<Tracked> queue = new ArrayDeque<>();
+      FairQueue<Tracked> queue = new FairQueue<>(tracked -> tracked.userId);
       queues.put(type.name(), queue);
       running.put(type.name(), 0);
       capacity.put(type.name(), type.capacity());
@@ -80,8 +79,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
                 && !t.terminal).mapToLong(t -> now - t.enteredAt).max().orElse(0) / 1e9;
       }));
       meters.gauges(type.name(), byStatus, oldestInStatus, queue::size, () -> {
-        Tracked oldest = queue.peek();
-        return oldest == null ? 0 : (System.nanoTime() - oldest.queuedSince) / 1e9;
+        long now = System.nanoTime();
+        return queue.heads().stream().mapToDouble(head -> (now - head.queuedSince) / 1e9).max().orElse(0);
       }, () -> running.get(type.name()), () -> capacity.get(type.name()));
     });
     return reconcile().compose(v -> Future.all(List.of(
@@ -131,27 +130,31 @@ public class SubmissionTrackerVerticle extends VerticleBase {
 
   private Future<JsonObject> create(JsonObject body) {
     NewSubmission request = NewSubmission.fromJson(body);
-    ArrayDeque<Tracked> queue = queues.get(request.gpuType());
+    FairQueue<Tracked> queue = queues.get(request.gpuType());
     if (queue == null) {
       return Future.failedFuture(new Failures.CodedException(Failures.BAD_REQUEST,
           "GPU type " + request.gpuType() + " is not served"));
     }
     String id = UUID.randomUUID().toString();
-    int position = queue.size();
+    // Where it will stand (users take turns); if creates of others landed first, it is told its new place.
+    int position = queue.placeFor(request.userId());
     JsonObject row = request.toJson().put("id", id).put("position", position)
         .put("max_active", config.http().maxActivePerUser());
     // The stored first event comes back as a record: no date to parse again from text.
     return bus.<EventFrame>request(Addresses.STORE_SUBMISSION_CREATE, row).map(Message::body).map(first -> {
-      Tracked tracked = new Tracked(id, request.gpuType(), request.mode(), config.database().eventWriteRetry());
+      Tracked tracked = new Tracked(id, request.userId(), request.gpuType(), request.mode(),
+          config.database().eventWriteRetry());
       tracked.lastPosition = position;
       active.put(id, tracked);
-      queue.add(tracked);
+      int place = queue.add(tracked);
       bus.publish(Addresses.events(id), new LiveFrame(first, first.fields().encode()));
       meters.created(request.gpuType());
       log.atInfo().addKeyValue("submission_id", id).addKeyValue("status", EventType.IN_QUEUE.name())
           .log("submission {} created: {} for {}, queue position {}", id, request.problem(), request.gpuType(),
               position);
-      dispatch(request.gpuType());
+      if (!dispatch(request.gpuType()) && (place != position || place < queue.size() - 1)) {
+        updatePositions(request.gpuType()); // it went ahead of others' later turns: they moved back
+      }
       return new JsonObject().put("id", id).put("status", EventType.IN_QUEUE.name())
           .put("position", position).put("seq", first.seq());
     });
@@ -162,8 +165,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
    * a start moves anyone (a new submission joins at the end), so a create that starts nothing does not walk
    * the queue: at a deadline, with thousands waiting, that walk per create was the tracker's biggest cost.
    */
-  private void dispatch(String gpuType) {
-    ArrayDeque<Tracked> queue = queues.get(gpuType);
+  private boolean dispatch(String gpuType) {
+    FairQueue<Tracked> queue = queues.get(gpuType);
     GpuType type = gpuTypes.get(gpuType);
     boolean started = false;
     while (running.get(gpuType) < capacity.get(gpuType) && !queue.isEmpty()) {
@@ -183,6 +186,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     if (started) {
       updatePositions(gpuType);
     }
+    return started;
   }
 
   /**
@@ -534,12 +538,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
 
   private Future<?> reconcileOne(JsonObject row) {
     String id = row.getString("id");
-    Tracked tracked = new Tracked(id, row.getString("gpu_type"),
+    Tracked tracked = new Tracked(id, row.getString("user_id"), row.getString("gpu_type"),
         Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK), config.database().eventWriteRetry());
     tracked.status = EventType.valueOf(row.getString("status"));
     tracked.lastPosition = -1;
     active.put(id, tracked);
-    ArrayDeque<Tracked> queue = queues.get(tracked.gpuType);
+    FairQueue<Tracked> queue = queues.get(tracked.gpuType);
     if (queue == null) {
       return accept(tracked, EventType.ERROR, new JsonObject()
           .put("message", "GPU type " + tracked.gpuType + " is no longer served by this service"), null)
@@ -575,8 +579,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
             .onComplete(ar -> active.remove(id));
       }
       tracked.status = EventType.IN_QUEUE;
-      tracked.lastPosition = queue.size();
-      queue.add(tracked);
+      tracked.lastPosition = queue.add(tracked);
       return accept(tracked, EventType.IN_QUEUE, new JsonObject().put("position", tracked.lastPosition)
           .put("reason", "restarted"), Addresses.STORE_SUBMISSION_REQUEUE);
     });
@@ -588,6 +591,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   /** One submission this service is responsible for, from creation until its process is gone. */
   private static final class Tracked {
     final String id;
+    final String userId;
     final String gpuType;
     final Mode mode;
     EventType status = EventType.IN_QUEUE;
@@ -616,9 +620,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     long enteredAt = createdAt;
     long queuedSince = createdAt;
 
-    Tracked(String id, String gpuType, Mode mode, Duration writeBudget) {
+    Tracked(String id, String userId, String gpuType, Mode mode, Duration writeBudget) {
       this.retry = new WriteRetry(writeBudget, MAX_HELD_EVENTS);
       this.id = id;
+      this.userId = userId;
       this.gpuType = gpuType;
       this.mode = mode;
     }

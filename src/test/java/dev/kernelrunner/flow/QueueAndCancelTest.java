@@ -74,6 +74,31 @@ class QueueAndCancelTest {
   }
 
   @Test
+  void usersWaitingForOneGpuTypeTakeTurns() throws Exception {
+    String flood = service.userToken("flood");
+    String ann = service.userToken("ann");
+    String blocker = service.submit(carol, "// agent: hang");
+    try (SseClient held = service.events(blocker, carol, Map.of())) {
+      held.nextOf("PROVISIONING", WAIT);
+    }
+    List<String> floods = List.of(service.submit(flood, "// agent: ok"), service.submit(flood, "// agent: ok"),
+        service.submit(flood, "// agent: ok"));
+    TestService.Response created = service.post("/api/submissions", ann,
+        TestService.submission("// agent: ok", "benchmark").encode());
+    assertEquals(201, created.status(), created.body());
+    assertEquals(1, created.json().getInteger("position"), "behind flood's first, not its three");
+    String annId = created.json().getString("id");
+    assertEquals(202, service.post("/api/submissions/" + blocker + "/cancel", carol, "{}").status());
+    List<String> started = new java.util.ArrayList<>();
+    for (String id : List.of(floods.get(0), floods.get(1), floods.get(2), annId)) {
+      started.add(service.awaitFinished(id, WAIT).getString("started_at") + " " + id);
+    }
+    java.util.Collections.sort(started);
+    assertEquals(List.of(floods.get(0), annId, floods.get(1), floods.get(2)),
+        started.stream().map(line -> line.substring(line.indexOf(' ') + 1)).toList());
+  }
+
+  @Test
   void cancelWhileRunningKillsTheProcessTreeAndFreesTheSlot() throws Exception {
     String running = service.submit(carol, "// agent: ok\n// delay: 5");
     String queued = service.submit(carol, "// agent: ok");
