@@ -8,7 +8,14 @@ import java.util.Map;
 
 /** Every setting of the service, read once at start-up (see {@link ConfigLoader}). */
 public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Workers workers, Amd amd,
-                        Dstack dstack, Runtime runtime) {
+                        Dstack dstack, Runtime runtime, Quotas quotas) {
+
+  /**
+   * Per user, over rolling windows: submissions created in the last hour, and GPU-seconds (from a run's start,
+   * PROVISIONING, to its end) in the last 24 hours; 0 is no limit. With {@code Http.maxActivePerUser} they stop
+   * a flood without stopping a person.
+   */
+  public record Quotas(int submissionsPerHour, int gpuSecondsPerDay) {}
 
   /**
    * {@code eventLoops}: Vert.x event-loop threads. Every verticle is one instance on one loop; on the 2-core

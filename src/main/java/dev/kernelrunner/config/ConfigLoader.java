@@ -31,6 +31,8 @@ public final class ConfigLoader {
       new Override("ADMIN_TOKEN", "http", "admin_token"),
       new Override("MAX_CODE_BYTES", "http", "max_code_bytes"),
       new Override("MAX_ACTIVE_PER_USER", "http", "max_active_per_user"),
+      new Override("QUOTA_SUBMISSIONS_PER_HOUR", "quotas", "submissions_per_hour"),
+      new Override("QUOTA_GPU_SECONDS_PER_DAY", "quotas", "gpu_seconds_per_day"),
       new Override("METRICS_TOKEN", "http", "metrics_token"),
       new Override("HTTP_IDLE_TIMEOUT_SECONDS", "http", "idle_timeout_seconds"),
       new Override("HTTP_HEADER_TIMEOUT_SECONDS", "http", "header_timeout_seconds"),
@@ -237,10 +239,12 @@ public final class ConfigLoader {
     int eventLoops = integer("runtime", "event_loops", 0, 1024);
     AppConfig.Runtime runtime = new AppConfig.Runtime(eventLoops > 0 ? eventLoops
         : Math.max(1, java.lang.Runtime.getRuntime().availableProcessors() / 2));
+    AppConfig.Quotas quotas = new AppConfig.Quotas(integer("quotas", "submissions_per_hour", 0, 10_000_000),
+        integer("quotas", "gpu_seconds_per_day", 0, 1_000_000_000));
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
-    return new AppConfig(http, database, sse, agent, local, workers, amd, dstack, runtime);
+    return new AppConfig(http, database, sse, agent, local, workers, amd, dstack, runtime, quotas);
   }
 
   /** A comma list of GPU type names ({@code section.gpu_types}); a bad name is a problem naming the variable. */

@@ -2,6 +2,7 @@ package dev.kernelrunner.http;
 
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.model.EventType;
@@ -129,8 +130,14 @@ public class HttpVerticle extends VerticleBase {
     router.delete("/api/admin/tokens/:id").handler(this::revokeToken);
     get(router, "/api/problems").handler(ctx -> json(ctx, 200, new JsonObject().put("problems", problems.toJson())));
     get(router, "/api/gpu-types").handler(this::listGpuTypes);
-    get(router, "/api/me").handler(ctx -> json(ctx, 200, new JsonObject().put("user_id", principal(ctx).userId())
-        .put("admin", principal(ctx).admin())));
+    get(router, "/api/me").handler(ctx -> Bus.request(bus, Addresses.STORE_QUOTA_USAGE,
+            quotaQuery(principal(ctx).userId()))
+        .onSuccess(usage -> json(ctx, 200, new JsonObject().put("user_id", principal(ctx).userId())
+            .put("admin", principal(ctx).admin()).put("quotas", new JsonObject()
+                .put("max_active", usage.getJsonObject("max_active"))
+                .put("submissions_per_hour", usage.getJsonObject("submissions_per_hour"))
+                .put("gpu_seconds_per_day", usage.getJsonObject("gpu_seconds_per_day")))))
+        .onFailure(error -> ApiError.fromFailure(ctx, error)));
     get(router, "/api/fleets").handler(ctx -> Bus.request(bus, Addresses.FLEET_LIST,
             new JsonObject().put("refresh", true), Duration.ofMinutes(5))
         .onSuccess(fleets -> json(ctx, 200, fleets)).onFailure(error -> ApiError.fromFailure(ctx, error)));
@@ -355,7 +362,32 @@ public class HttpVerticle extends VerticleBase {
             .put("position", created.getInteger("position"))
             .put("events_url", "/api/submissions/" + id + "/events"));
       }
-    }).onFailure(error -> ApiError.fromFailure(ctx, error));
+    }).onFailure(error -> {
+      if (Failures.code(error) == Failures.TOO_MANY) {
+        refuseOverQuota(ctx, principal(ctx).userId(), error.getMessage());
+      } else {
+        ApiError.fromFailure(ctx, error);
+      }
+    });
+  }
+
+  /** 429 with Retry-After: when the limit that refused lets a submission in again. */
+  private void refuseOverQuota(RoutingContext ctx, String userId, String why) {
+    Bus.request(bus, Addresses.STORE_QUOTA_USAGE, quotaQuery(userId)).onComplete(usage -> {
+      JsonObject found = usage.succeeded() ? usage.result() : new JsonObject();
+      long retryAfter = Math.max(1, found.getLong("retry_after_seconds", 10L));
+      String quota = found.getString("refused_by", "max_active");
+      ctx.response().putHeader("Retry-After", String.valueOf(retryAfter));
+      json(ctx, 429, new JsonObject().put("error", "max_active".equals(quota) ? "too_many_active" : "quota")
+          .put("quota", quota).put("message", why).put("retry_after_seconds", retryAfter));
+    });
+  }
+
+  /** The quota limits for a user, as the store's usage query takes them. */
+  private JsonObject quotaQuery(String userId) {
+    return new JsonObject().put("user_id", userId).put("max_active", config.http().maxActivePerUser())
+        .put("per_hour", config.quotas().submissionsPerHour())
+        .put("gpu_seconds_per_day", config.quotas().gpuSecondsPerDay());
   }
 
   private static boolean wantsStream(RoutingContext ctx) {

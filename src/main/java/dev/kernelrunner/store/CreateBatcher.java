@@ -19,10 +19,9 @@ import java.util.UUID;
  */
 final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> {
   /**
-   * One create: the row's fields as the tracker sent them, the first event's payload, and how many unfinished
-   * submissions its user may have.
+   * One create: the row's fields as the tracker sent them, the first event's payload, and its user's quotas.
    */
-  record Create(UUID id, String userId, JsonObject row, JsonObject firstEvent, int maxActive) {}
+  record Create(UUID id, String userId, JsonObject row, JsonObject firstEvent, QuotaUsage.Limits limits) {}
 
   private final Pool pool;
 
@@ -55,6 +54,8 @@ final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> 
     Boolean[] cancelOnDisconnect = new Boolean[n];
     String[] payloads = new String[n];
     Integer[] maxActive = new Integer[n];
+    Integer[] perHour = new Integer[n];
+    Integer[] gpuSeconds = new Integer[n];
     for (int i = 0; i < n; i++) {
       Create create = batch.get(i).item();
       JsonObject row = create.row();
@@ -68,11 +69,13 @@ final class CreateBatcher extends Batcher<CreateBatcher.Create, OffsetDateTime> 
       codes[i] = PgText.text(row.getString("code"));
       cancelOnDisconnect[i] = row.getBoolean("cancel_on_disconnect", false);
       payloads[i] = PgText.json(create.firstEvent().encode());
-      maxActive[i] = create.maxActive();
+      maxActive[i] = create.limits().maxActive();
+      perHour[i] = create.limits().perHour();
+      gpuSeconds[i] = create.limits().gpuSecondsPerDay();
     }
     return pool.preparedQuery(SubmissionSql.CREATE_BATCH)
         .execute(Tuple.from(new Object[] {ids, users, problems, languages, gpuTypes, dtypes, modes, codes,
-            cancelOnDisconnect, payloads, maxActive}))
+            cancelOnDisconnect, payloads, maxActive, perHour, gpuSeconds}))
         .onSuccess(rows -> {
           Map<UUID, OffsetDateTime> created = new HashMap<>();
           for (Row row : rows) {

@@ -118,6 +118,9 @@ public class ResultStoreVerticle extends VerticleBase {
                 return new JsonObject().put("boards", boards);
               })),
               consume(Addresses.STORE_SUBMISSION_MODERATE, this::moderate),
+              consume(Addresses.STORE_QUOTA_USAGE, body -> usage(body.getString("user_id"),
+                  QuotaUsage.Limits.of(body)).map(usage -> usage.toJson().put("refused_by", usage.refusedBy())
+                  .put("refusal", usage.refusal()).put("retry_after_seconds", usage.retryAfterSeconds()))),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
               consume(Addresses.STORE_TOKEN_LIST, this::listTokens),
@@ -175,13 +178,12 @@ public class ResultStoreVerticle extends VerticleBase {
   private Future<EventFrame> createSubmission(JsonObject body) {
     UUID id = UUID.fromString(body.getString("id"));
     String user = body.getString("user_id");
-    int maxActive = body.getInteger("max_active");
+    QuotaUsage.Limits limits = QuotaUsage.Limits.of(body);
     JsonObject firstEvent = new JsonObject().put("position", body.getInteger("position"));
-    return creates.create(new CreateBatcher.Create(id, user, body, firstEvent, maxActive)).compose(createdAt -> {
+    return creates.create(new CreateBatcher.Create(id, user, body, firstEvent, limits)).compose(createdAt -> {
       if (createdAt == null) {
-        return pool.preparedQuery(SubmissionSql.COUNT_ACTIVE).execute(Tuple.of(user)).compose(count ->
-            Future.failedFuture(new CodedException(Failures.TOO_MANY, "you already have "
-                + count.iterator().next().getLong(0) + " unfinished submissions (limit " + maxActive + ")")));
+        return usage(user, limits).compose(usage -> Future.failedFuture(new CodedException(Failures.TOO_MANY,
+            usage.refusal() != null ? usage.refusal() : "a quota was full a moment ago: try again")));
       }
       return Future.succeededFuture(new EventFrame(id.toString(), 1, EventType.IN_QUEUE, createdAt, firstEvent));
     });
@@ -215,6 +217,20 @@ public class ResultStoreVerticle extends VerticleBase {
             ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no submission " + id))
             : Future.succeededFuture(new JsonObject().put("id", id.toString())
                 .put("invalidated", SubmissionSql.invalidated(rows.iterator().next()))));
+  }
+
+  /** What {@code user} has used of each quota, against {@code limits}. */
+  private Future<QuotaUsage> usage(String user, QuotaUsage.Limits limits) {
+    return pool.preparedQuery(SubmissionSql.USAGE).execute(Tuple.of(user)).map(rows -> {
+      Row row = rows.iterator().next();
+      return new QuotaUsage(limits, row.getLong("active"), row.getLong("last_hour"), number(row, "hour_frees_in"),
+          number(row, "gpu_seconds"), number(row, "day_frees_in"));
+    });
+  }
+
+  private static Double number(Row row, String column) {
+    Object value = row.getValue(column);
+    return value instanceof Number n ? n.doubleValue() : null;
   }
 
   private Future<JsonObject> getSubmission(JsonObject body) {

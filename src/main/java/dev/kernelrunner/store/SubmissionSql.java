@@ -22,13 +22,18 @@ final class SubmissionSql {
   static final String CREATE_BATCH = """
       WITH req AS (
              SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                                  $8::text[], $9::bool[], $10::text[], $11::int[])
+                                  $8::text[], $9::bool[], $10::text[], $11::int[], $12::int[], $13::int[])
                AS r(id, user_id, problem, language, gpu_type, dtype, mode, code, cancel_on_disconnect, payload,
-                    max_active)),
+                    max_active, per_hour, gpu_seconds)),
            quota AS (
              INSERT INTO user_quota AS q (user_id, active) SELECT user_id, 1 FROM req ORDER BY user_id
              ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1
-              WHERE q.active < (SELECT r.max_active FROM req r WHERE r.user_id = q.user_id)
+              WHERE (SELECT q.active < r.max_active
+                            AND (r.per_hour = 0 OR r.per_hour > """ + submittedLastHour("q.user_id") + """
+      )
+                            AND (r.gpu_seconds = 0 OR r.gpu_seconds > """ + gpuSecondsLastDay("q.user_id") + """
+      )
+                       FROM req r WHERE r.user_id = q.user_id)
              RETURNING user_id),
            created AS (
              INSERT INTO submissions (id, user_id, problem, language, gpu_type, dtype, mode, code, status, last_seq,
@@ -41,7 +46,39 @@ final class SubmissionSql {
       SELECT c.id, 1, 'IN_QUEUE', r.payload::jsonb, now() FROM created c JOIN req r ON r.id = c.id
       RETURNING submission_id, created_at""";
 
-  static final String COUNT_ACTIVE = "SELECT count(*) FROM submissions WHERE user_id = $1 AND finished_at IS NULL";
+  /** Submissions {@code user} (an SQL expression) created in the last hour. */
+  private static String submittedLastHour(String user) {
+    return "(SELECT count(*) FROM submissions s WHERE s.user_id = " + user
+        + " AND s.created_at > now() - interval '1 hour')";
+  }
+
+  /**
+   * GPU-seconds {@code user}'s runs held in the last 24 hours: from PROVISIONING (started_at) to the end, or now,
+   * the part inside the window (the created_at bound only keeps the scan on the user's index).
+   */
+  private static String gpuSecondsLastDay(String user) {
+    return "(SELECT COALESCE(sum(extract(epoch FROM COALESCE(s.finished_at, now())"
+        + " - greatest(s.started_at, now() - interval '1 day'))), 0) FROM submissions s WHERE s.user_id = " + user
+        + " AND s.started_at IS NOT NULL AND COALESCE(s.finished_at, now()) > now() - interval '1 day'"
+        + " AND s.created_at > now() - interval '8 days')";
+  }
+
+  /**
+   * What {@code $1} has used of each quota: unfinished submissions, submissions in the last hour and when the
+   * oldest of them leaves the window (seconds), GPU-seconds in the last 24 hours and when the run that ended
+   * first among them leaves it (seconds; a running one never does while it runs).
+   */
+  static final String USAGE = """
+      SELECT (SELECT count(*) FROM submissions WHERE user_id = $1 AND finished_at IS NULL) AS active,
+             """ + submittedLastHour("$1") + """
+       AS last_hour,
+             (SELECT extract(epoch FROM min(created_at) + interval '1 hour' - now()) FROM submissions
+               WHERE user_id = $1 AND created_at > now() - interval '1 hour') AS hour_frees_in,
+             """ + gpuSecondsLastDay("$1") + """
+       AS gpu_seconds,
+             (SELECT extract(epoch FROM min(finished_at) + interval '1 day' - now()) FROM submissions
+               WHERE user_id = $1 AND started_at IS NOT NULL AND finished_at > now() - interval '1 day'
+                 AND created_at > now() - interval '8 days') AS day_frees_in""";
 
   private static final String COLUMNS = """
       id, user_id, problem, language, gpu_type, dtype, mode, status, last_seq, cancel_on_disconnect, backend,

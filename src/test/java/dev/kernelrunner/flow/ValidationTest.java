@@ -142,6 +142,7 @@ class ValidationTest {
     Response third = service.post("/api/submissions", limited, valid().encode());
     assertEquals(429, third.status(), third.body());
     assertEquals("too_many_active", third.json().getString("error"));
+    assertEquals("10", third.headers().get("retry-after").get(0), "one may end soon: try again in a few seconds");
     assertEquals(2, service.get("/api/submissions", limited).json().getJsonArray("submissions").size(),
         "nothing stored for the refused one");
     service.awaitFinished(first, java.time.Duration.ofSeconds(30));

@@ -28,7 +28,8 @@ class LoadSmokeTest {
     String agent = "python3 " + dev.kernelrunner.support.TestAgents.path("agents/load_agent.py");
     try (TestService service = TestService.start(vertx, Map.of("AGENT_COMMAND", agent,
         "LOCAL_MAX_CONCURRENT", "20", "MAX_ACTIVE_PER_USER", "1000", "SSE_HEARTBEAT_SECONDS", "1",
-        "HTTP_MAX_CONNECTIONS_PER_ADDRESS", "10000", "SSE_MAX_STREAMS_PER_USER", "10000"));
+        "HTTP_MAX_CONNECTIONS_PER_ADDRESS", "10000", "SSE_MAX_STREAMS_PER_USER", "10000",
+        "QUOTA_SUBMISSIONS_PER_HOUR", "0", "QUOTA_GPU_SECONDS_PER_DAY", "0"));
          LoadRun run = new LoadRun(vertx, "127.0.0.1", service.port(), TestService.ADMIN_TOKEN, 1000)) {
       run.users(5);
       JsonObject latency = run.latency(20, Duration.ZERO, "// load: events=20 interval_ms=5", 22).values();
