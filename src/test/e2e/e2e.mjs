@@ -68,8 +68,8 @@ async function signIn(page, token, origin = base) {
 }
 
 async function submitCode(page, code, problem = "leaky-relu") {
-  await page.getByLabel("Problem").selectOption(problem);
-  await page.getByLabel("GPU type").selectOption("local");
+  await page.getByLabel("Problem", { exact: true }).selectOption(problem);
+  await page.getByLabel("GPU type", { exact: true }).selectOption("local");
   await page.getByLabel("Code", { exact: true }).fill(code);
   await page.getByRole("button", { name: "Submit kernel" }).click();
   await page.locator("#run").waitFor({ state: "visible", timeout: WAIT });
@@ -93,14 +93,14 @@ await scenario("sign-in-and-benchmark", async (page) => {
   await page.screenshot({ path: shots + "/sign-in.png" });
   await signIn(page, userToken);
   // The problem's description and signature, and a starter template that follows the language.
-  await page.getByLabel("Problem").selectOption("leaky-relu");
+  await page.getByLabel("Problem", { exact: true }).selectOption("leaky-relu");
   assert.match(await page.locator("#problem-signature").textContent(),
     /extern "C" void solution\(const float\* input, float alpha, float\* output, size_t M, size_t N\);/);
   await page.getByLabel("Language").selectOption("hip");
   assert.match(await page.getByLabel("Code", { exact: true }).inputValue(), /#include <hip\/hip_runtime.h>/);
   await page.getByLabel("Language").selectOption("cuda");
   assert.match(await page.getByLabel("Code", { exact: true }).inputValue(), /leaky_relu_kernel<<<blocks, threads>>>/);
-  const gpuOptions = await page.getByLabel("GPU type").locator("option").allTextContents();
+  const gpuOptions = await page.getByLabel("GPU type", { exact: true }).locator("option").allTextContents();
   assert.ok(gpuOptions.some((o) => o.startsWith("local (local")), gpuOptions.join(", "));
   await page.screenshot({ path: shots + "/submit-form.png", fullPage: true });
 
@@ -128,7 +128,7 @@ await scenario("sign-in-and-benchmark", async (page) => {
 
 await scenario("a-time-that-escaped-the-events-is-marked", async (page) => {
   await signIn(page, userToken);
-  await page.getByLabel("Problem").selectOption("leaky-relu");
+  await page.getByLabel("Problem", { exact: true }).selectOption("leaky-relu");
   await submitCode(page, "// agent: replay:escape-own-stream-20x\n");
   await summaryContains(page, "Benchmarked");
   const runtime = page.locator("#results-table tbody tr").nth(0).locator("td").nth(1);
@@ -172,8 +172,8 @@ await scenario("an-unverified-time-is-shown-as-such", async (page) => {
 
 await scenario("dstack-provisioning-shows-status-time-and-cost", async (page) => {
   await signIn(page, userToken);
-  await page.getByLabel("Problem").selectOption("leaky-relu");
-  await page.getByLabel("GPU type").selectOption("MI300X");
+  await page.getByLabel("Problem", { exact: true }).selectOption("leaky-relu");
+  await page.getByLabel("GPU type", { exact: true }).selectOption("MI300X");
   await page.getByLabel("Code", { exact: true }).fill("// agent: ok\n");
   await page.getByRole("button", { name: "Submit kernel" }).click();
   const provisioning = page.locator('#timeline li[data-phase="PROVISIONING"] .detail');
@@ -270,6 +270,67 @@ await scenario("history", async (page) => {
   await page.locator("#run").waitFor({ state: "visible", timeout: WAIT });
   await page.locator("#timeline li[data-phase='END'].done, #timeline li[data-phase='END'].failed")
     .waitFor({ timeout: WAIT });
+});
+
+await scenario("leaderboard-comparison-and-moderation", async (page) => {
+  await signIn(page, userToken);
+  const slow = await submitCode(page, "// agent: ok\n// timing: verified\n// runtime: 0.5\n");
+  await summaryContains(page, "Benchmarked");
+  const slower = await submitCode(page, "// agent: ok\n// timing: verified\n// runtime: 0.6\n");
+  await summaryContains(page, "Benchmarked");
+  const call = (path, token, options = {}) => fetch(base + path, Object.assign({ headers: {
+    Authorization: "Bearer " + token, "Content-Type": "application/json" } }, options)).then((r) => r.json());
+  // The profiler's verdict comes a second after the result; only then may it rank.
+  for (let i = 0; i < 100; i++) {
+    const timing = (await call("/api/submissions/" + slower, userToken)).result.verification.timing.status;
+    if (timing !== "pending") {
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+
+  // History filtered by problem, two ticked and compared test by test.
+  await page.getByRole("button", { name: "History" }).click();
+  await page.locator("#history-problem").selectOption("leaky-relu");
+  const rows = page.locator("#history-table tbody tr");
+  await rows.first().waitFor({ timeout: WAIT });
+  assert.match(await rows.nth(0).textContent(), /leaky-relu/);
+  await rows.nth(1).getByRole("checkbox").check();
+  await rows.nth(0).getByRole("checkbox").check();
+  await page.getByRole("button", { name: "Compare the two ticked" }).click();
+  const compared = page.locator("#comparison-table tbody tr");
+  await compared.first().waitFor({ timeout: WAIT });
+  assert.equal(await compared.count(), 2, "one row per test");
+  assert.match(await compared.nth(0).textContent(), /n = 1024.*0\.5 \[.*0\.6 \[.*1\.2×$/);
+  await page.locator("#history-problem").selectOption("vector-addition");
+  await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll("#history-table tbody tr")];
+    return rows.length > 0 && rows.every((row) => row.textContent.includes("vector-addition"));
+  }, null, { timeout: WAIT });
+  await page.screenshot({ path: shots + "/comparison.png", fullPage: true });
+
+  // The board: one entry per user, each their best.
+  await page.getByRole("button", { name: "Leaderboards" }).click();
+  await page.locator("#boards-problem").selectOption("leaky-relu");
+  await page.locator("#boards-gpu").selectOption("local");
+  const entries = page.locator("#boards-table tbody tr");
+  await entries.first().waitFor({ timeout: WAIT });
+  const board = await call("/api/leaderboards/leaky-relu?gpu_type=local", userToken);
+  assert.ok(board.entries.length >= 1, JSON.stringify(board));
+  assert.equal(await entries.count(), board.entries.length, "one row per entry");
+  assert.equal(new Set(board.entries.map((e) => e.user_id)).size, board.entries.length, "one entry per user");
+  assert.match(await entries.nth(0).locator("td").nth(0).textContent(), /^1=?$/);
+  await page.screenshot({ path: shots + "/leaderboard.png", fullPage: true });
+
+  // An admin takes one off the boards: its owner sees why on the submission.
+  await call("/api/admin/submissions/" + slow + "/invalidate", adminToken, { method: "POST",
+    body: JSON.stringify({ reason: "caches answers by input pointer" }) });
+  await page.getByRole("button", { name: "History" }).click();
+  await page.locator("#history-problem").selectOption("leaky-relu");
+  await page.locator("#history-table tbody tr").nth(1).getByRole("button", { name: /Open/ }).click();
+  await page.locator("#run-invalidated").filter({ hasText: "caches answers by input pointer" })
+    .waitFor({ timeout: WAIT });
+  assert.equal(await page.locator("#run-id").getAttribute("title"), slow);
 });
 
 await scenario("admin-cancels-any-submission", async (page) => {

@@ -266,7 +266,12 @@ async function follow(id) {
   showView("submit");
   resetRunView(id);
   try {
-    run.mode = (await api("/api/submissions/" + encodeURIComponent(id))).mode;
+    const submission = await api("/api/submissions/" + encodeURIComponent(id));
+    run.mode = submission.mode;
+    const invalidated = $("run-invalidated");
+    invalidated.hidden = !submission.invalidated;
+    invalidated.textContent = submission.invalidated ? "Taken off the leaderboards by " + submission.invalidated.by
+      + ": " + submission.invalidated.reason : "";
     // Profile mode's last phase takes the benchmark's place in the timeline.
     phaseItem("BENCHMARKING").querySelector(".phase").textContent =
       run.mode === "profile" ? "Profiling" : "Benchmarking";
@@ -767,13 +772,110 @@ function when(iso) {
   return iso ? new Date(iso).toLocaleString() : "";
 }
 
+function fillFilter(select, values, any) {
+  const current = select.value;
+  select.replaceChildren(...(any ? [el("option", {value: ""}, "any")] : []),
+    ...values.map(([value, label]) => el("option", {value}, label)));
+  if ([...select.options].some((o) => o.value === current)) {
+    select.value = current;
+  }
+}
+
 async function loadHistory() {
-  const list = await api("/api/submissions?limit=50");
+  fillFilter($("history-problem"), state.problems.map((p) => [p.slug, p.title]), true);
+  fillFilter($("history-gpu"), state.gpuTypes.map((t) => [t.name, t.name]), true);
+  const query = new URLSearchParams({limit: "50"});
+  if ($("history-problem").value) {
+    query.set("problem", $("history-problem").value);
+  }
+  if ($("history-gpu").value) {
+    query.set("gpu_type", $("history-gpu").value);
+  }
+  const list = await api("/api/submissions?" + query);
+  state.ticked = [];
+  $("compare-button").disabled = true;
   $("history-table").tBodies[0].replaceChildren(...list.submissions.map((s) => el("tr", {},
+    el("td", {}, el("input", {type: "checkbox", "aria-label": "Compare submission " + s.id.slice(0, 8),
+      onchange: (event) => tick(s.id, event.target.checked)})),
     el("td", {}, when(s.created_at)), el("td", {}, s.problem), el("td", {}, s.language), el("td", {}, s.gpu_type),
     statusCell(s.status), el("td", {}, fmt(s.avg_runtime_ms)), el("td", {}, fmt(s.avg_gflops)),
     el("td", {}, el("button", {type: "button", class: "link", onclick: () => follow(s.id),
       "aria-label": "Open submission " + s.id.slice(0, 8)}, "Open")))));
+}
+
+function tick(id, on) {
+  state.ticked = (state.ticked || []).filter((t) => t !== id);
+  if (on) {
+    state.ticked.push(id);
+  }
+  $("compare-button").disabled = state.ticked.length !== 2;
+}
+
+// A 95% confidence interval for the median of the samples: order statistics at n/2 -+ 1.96 sqrt(n)/2, the whole
+// range under 6 samples (the server's leaderboard uses the same rule).
+function medianInterval(samples) {
+  if (!Array.isArray(samples) || !samples.length) {
+    return null;
+  }
+  const sorted = [...samples].sort((a, b) => a - b);
+  const n = sorted.length;
+  const half = 1.959964 * Math.sqrt(n) / 2;
+  const low = Math.max(1, Math.floor(n / 2 - half));
+  const high = Math.min(n, Math.ceil(n / 2 + 1 + half));
+  return [sorted[low - 1], sorted[high - 1]];
+}
+
+async function compare() {
+  const [a, b] = await Promise.all(state.ticked.map((id) => api("/api/submissions/" + encodeURIComponent(id))));
+  const tests = (s) => new Map((s.benchmark_results || []).map((r) => [String(r.test_id), r]));
+  const ta = tests(a);
+  const tb = tests(b);
+  const figure = (r) => {
+    if (!r) {
+      return "–";
+    }
+    const interval = medianInterval(r.runtime_stats && r.runtime_stats.samples);
+    return fmt(r.runtime_ms) + (interval ? " [" + fmt(interval[0]) + " – " + fmt(interval[1]) + "]" : "");
+  };
+  $("comparison-a").textContent = "A " + a.id.slice(0, 8) + " (ms, 95% interval)";
+  $("comparison-b").textContent = "B " + b.id.slice(0, 8) + " (ms, 95% interval)";
+  const ids = [...new Set([...ta.keys(), ...tb.keys()])];
+  $("comparison-table").tBodies[0].replaceChildren(...ids.map((id) => {
+    const ra = ta.get(id);
+    const rb = tb.get(id);
+    const ia = ra && medianInterval(ra.runtime_stats && ra.runtime_stats.samples);
+    const ib = rb && medianInterval(rb.runtime_stats && rb.runtime_stats.samples);
+    const overlap = ia && ib && ia[0] <= ib[1] && ib[0] <= ia[1];
+    const ratio = ra && rb && ra.runtime_ms > 0 ? fmt(rb.runtime_ms / ra.runtime_ms, 3) + "×" : "–";
+    return el("tr", {"data-test": id}, el("td", {}, (ra || rb).name || "test " + id), el("td", {}, figure(ra)),
+      el("td", {}, figure(rb)), el("td", {}, ratio + (overlap ? " (within the noise)" : "")));
+  }));
+  if (!ids.length) {
+    $("comparison-table").tBodies[0].replaceChildren(el("tr", {}, el("td", {colspan: "4"},
+      "Neither has benchmark results to compare.")));
+  }
+  $("comparison").hidden = false;
+}
+
+async function loadBoard() {
+  fillFilter($("boards-problem"), state.problems.map((p) => [p.slug, p.title]), false);
+  fillFilter($("boards-gpu"), state.gpuTypes.map((t) => [t.name, t.name]), false);
+  const problem = state.problems.find((p) => p.slug === $("boards-problem").value);
+  fillFilter($("boards-dtype"), (problem ? problem.dtypes : ["float32"]).map((d) => [d, d]), false);
+  const query = new URLSearchParams({gpu_type: $("boards-gpu").value, dtype: $("boards-dtype").value});
+  const board = await api("/api/leaderboards/" + encodeURIComponent($("boards-problem").value) + "?" + query);
+  const body = $("boards-table").tBodies[0];
+  if (!board.entries.length) {
+    body.replaceChildren(el("tr", {}, el("td", {colspan: "7"}, "No accepted results yet.")));
+    return;
+  }
+  body.replaceChildren(...board.entries.map((e) => el("tr", {class: e.tie ? "tie" : ""},
+    el("td", {title: e.tie ? "a tie: within the noise of its neighbour" : ""}, e.rank + (e.tie ? "=" : "")),
+    el("td", {}, e.user_id), el("td", {}, fmt(e.geomean_runtime_ms)),
+    el("td", {}, fmt(e.interval_ms.low) + " – " + fmt(e.interval_ms.high)),
+    el("td", {}, e.speedup ? fmt(e.speedup, 3) + "×" : "–"), el("td", {}, when(e.created_at)),
+    el("td", {}, el("button", {type: "button", class: "link", onclick: () => follow(e.submission_id),
+      "aria-label": "Open submission " + e.submission_id.slice(0, 8)}, "Open")))));
 }
 
 async function loadAdmin() {
@@ -792,7 +894,7 @@ async function loadAdmin() {
 }
 
 function showView(name) {
-  for (const view of ["submit", "history", "admin"]) {
+  for (const view of ["submit", "history", "boards", "admin"]) {
     $("view-" + view).hidden = view !== name;
   }
   for (const tab of document.querySelectorAll(".tab")) {
@@ -804,6 +906,8 @@ function showView(name) {
   }
   if (name === "history") {
     loadHistory().catch((e) => announce("History could not be loaded: " + e.message));
+  } else if (name === "boards") {
+    loadBoard().catch((e) => announce("The leaderboard could not be loaded: " + e.message));
   } else if (name === "admin") {
     loadAdmin().catch((e) => announce("The admin list could not be loaded: " + e.message));
   }
@@ -852,6 +956,14 @@ document.addEventListener("DOMContentLoaded", () => {
     tab.addEventListener("click", () => showView(tab.dataset.view));
   }
   $("history-refresh").addEventListener("click", () => loadHistory());
+  $("history-problem").addEventListener("change", () => loadHistory());
+  $("history-gpu").addEventListener("change", () => loadHistory());
+  $("compare-button").addEventListener("click", () => compare().catch((e) => announce("Comparison failed: " + e.message)));
+  $("boards-refresh").addEventListener("click", () => loadBoard());
+  for (const id of ["boards-problem", "boards-gpu", "boards-dtype"]) {
+    $(id).addEventListener("change", () => loadBoard().catch((e) => announce("The leaderboard could not be loaded: "
+      + e.message)));
+  }
   $("admin-refresh").addEventListener("click", () => loadAdmin());
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) {

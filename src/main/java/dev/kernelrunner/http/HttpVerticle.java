@@ -52,6 +52,8 @@ public class HttpVerticle extends VerticleBase {
   private final PrometheusMeterRegistry meters;
   private final SseMeters sseMeters;
   private ProblemCatalog problems;
+  /** The API's description (OpenAPI 3.1), served as it is in the jar. */
+  private io.vertx.core.buffer.Buffer openApi;
   private EventBus bus;
   private HttpServer server;
 
@@ -70,7 +72,12 @@ public class HttpVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     bus = vertx.eventBus();
-    return vertx.executeBlocking(() -> ProblemCatalog.load(config.agent().problemsDir()))
+    return vertx.executeBlocking(() -> {
+          try (var in = HttpVerticle.class.getClassLoader().getResourceAsStream("openapi.json")) {
+            openApi = io.vertx.core.buffer.Buffer.buffer(in.readAllBytes());
+          }
+          return ProblemCatalog.load(config.agent().problemsDir());
+        })
         .compose(catalog -> {
           problems = catalog;
           AppConfig.Http http = config.http();
@@ -102,6 +109,8 @@ public class HttpVerticle extends VerticleBase {
     get(router, "/health/live").handler(ctx -> json(ctx, 200, new JsonObject().put("status", "UP")));
     get(router, "/health/ready").handler(this::ready);
     get(router, "/metrics").handler(this::metrics);
+    get(router, "/openapi.json").handler(ctx -> ctx.response().putHeader("Content-Type", "application/json")
+        .putHeader("Cache-Control", "no-cache").end(openApi));
 
     // Who asks comes first, and the body is read only for a known token: an anonymous client cannot make
     // the service read (and hold) megabytes. API answers are private and change: never stored by a cache.
@@ -461,8 +470,10 @@ public class HttpVerticle extends VerticleBase {
     }
     Principal principal = principal(ctx);
     int pageSize = limit;
+    // Filters; an unknown name simply matches nothing (a GPU type no longer served still has history).
     JsonObject query = new JsonObject().put("user_id", principal.admin() ? null : principal.userId())
-        .put("limit", limit);
+        .put("limit", limit).put("problem", ctx.request().getParam("problem"))
+        .put("gpu_type", ctx.request().getParam("gpu_type"));
     cursor.ifPresent(c -> c.into(query));
     Bus.request(bus, Addresses.STORE_SUBMISSION_LIST, query).onSuccess(reply -> {
       JsonArray page = new JsonArray();

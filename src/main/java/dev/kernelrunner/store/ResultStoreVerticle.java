@@ -265,7 +265,8 @@ public class ResultStoreVerticle extends VerticleBase {
     String at = body.getString("before_created_at");
     String id = body.getString("before_id");
     Tuple args = Tuple.of(body.getString("user_id"), at == null ? null : OffsetDateTime.parse(at),
-        id == null ? null : UUID.fromString(id), body.getInteger("limit", 50));
+        id == null ? null : UUID.fromString(id), body.getInteger("limit", 50), body.getString("problem"),
+        body.getString("gpu_type"));
     return pool.preparedQuery(SubmissionSql.LIST).execute(args)
         .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)));
   }

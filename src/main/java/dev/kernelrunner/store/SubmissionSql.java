@@ -95,11 +95,13 @@ final class SubmissionSql {
   /**
    * Newest first; {@code $1} user (null: everyone's); {@code $2}, {@code $3}: the cursor, the (created_at, id) of
    * the last row of the previous page (null: from the newest). Unique even when a batch shares a created_at.
+   * {@code $5}, {@code $6}: only this problem, this GPU type (null: any).
    */
   static final String LIST = "SELECT " + COLUMNS + """
        FROM submissions
       WHERE ($1::text IS NULL OR user_id = $1)
         AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3::uuid))
+        AND ($5::text IS NULL OR problem = $5) AND ($6::text IS NULL OR gpu_type = $6)
       ORDER BY created_at DESC, id DESC
       LIMIT $4""";
 

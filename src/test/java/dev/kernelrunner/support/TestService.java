@@ -137,7 +137,10 @@ public final class TestService implements AutoCloseable {
     if (token != null) {
       request.header("Authorization", "Bearer " + token);
     }
-    HttpResponse<byte[]> response = http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+    HttpRequest built = request.build();
+    HttpResponse<byte[]> response = http.send(built, HttpResponse.BodyHandlers.ofByteArray());
+    OpenApiCheck.check(built.method(), built.uri().getRawPath(), response.statusCode(),
+        response.headers().firstValue("Content-Type").orElse(null), response.body());
     return new Download(response.statusCode(), response.body(), response.headers().map());
   }
 
@@ -154,8 +157,11 @@ public final class TestService implements AutoCloseable {
     if (token != null) {
       request.header("Authorization", "Bearer " + token);
     }
-    HttpResponse<String> response = http.send(request.timeout(Duration.ofSeconds(60)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpRequest built = request.timeout(Duration.ofSeconds(60)).build();
+    HttpResponse<String> response = http.send(built, HttpResponse.BodyHandlers.ofString());
+    OpenApiCheck.check(built.method(), built.uri().getRawPath(), response.statusCode(),
+        response.headers().firstValue("Content-Type").orElse(null),
+        response.body().getBytes(java.nio.charset.StandardCharsets.UTF_8));
     return new Response(response.statusCode(), response.body(), response.headers().map());
   }
 
