@@ -20,6 +20,7 @@ import dev.kernelrunner.store.ResultStoreVerticle;
 import dev.kernelrunner.supervisor.ProcessSupervisorVerticle;
 import dev.kernelrunner.tracker.SubmissionTrackerVerticle;
 import dev.kernelrunner.workers.WorkerHubVerticle;
+import dev.kernelrunner.workerruns.WorkerRunsVerticle;
 import dev.kernelrunner.workers.WorkerProtocol;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Deployable;
@@ -73,14 +74,17 @@ public final class App {
     Map<String, Backend> backends = new HashMap<>();
     WorkerHubVerticle workers = new WorkerHubVerticle(config);
     backends.put(AppConfig.WORKER_BACKEND, workers.backend());
-    List<Supplier<Deployable>> order = List.of(
+    List<Supplier<Deployable>> order = new ArrayList<>(List.of(
         () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),
         () -> new ActiveProcessRegistryVerticle(config, meters),
         () -> workers,
         () -> new ProcessSupervisorVerticle(config, backends),
         () -> new FleetManagerVerticle(config, meters, dstackApi),
         () -> new SubmissionTrackerVerticle(config, served, meters),
-        () -> http);
+        () -> http));
+    if (config.dstackWorkers().persistent()) {
+      order.add(() -> new WorkerRunsVerticle(config, dstackApi)); // last: its workers connect to the HTTP server
+    }
     List<String> ids = new ArrayList<>();
     // The backends other than the local one (which the supervisor makes: it owns the child processes).
     Future<Void> chain = DstackBackend.create(vertx, config, dstackApi, runsDir)

@@ -8,7 +8,15 @@ import java.util.Map;
 
 /** Every setting of the service, read once at start-up (see {@link ConfigLoader}). */
 public record AppConfig(Http http, Database database, Sse sse, Agent agent, Local local, Workers workers, Amd amd,
-                        Dstack dstack, Runtime runtime, Quotas quotas) {
+                        Dstack dstack, Runtime runtime, Quotas quotas, DstackWorkers dstackWorkers) {
+
+  /**
+   * How the dstack GPU type is served: {@code persistent} false is a dstack run per submission; true keeps up to
+   * {@code AMD_FLEET_MAX_NODES} runs of the worker ({@code command}, given {@code publicUrl} and a worker token of
+   * its own) on the fleet, starts one when work waits and none is free, stops one idle for {@code idleAfter}
+   * (null: never) and replaces one that dies.
+   */
+  public record DstackWorkers(boolean persistent, String publicUrl, String command, Duration idleAfter) {}
 
   /**
    * Per user, over rolling windows: submissions created in the last hour, and GPU-seconds (from a run's start,
@@ -116,7 +124,8 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
     for (String name : workers.gpuTypes()) {
       types.putIfAbsent(name, new GpuType(name, WORKER_BACKEND, 0));
     }
-    types.putIfAbsent(amd.gpuType(), new GpuType(amd.gpuType(), DSTACK_BACKEND, amd.fleetMaxNodes()));
+    types.putIfAbsent(amd.gpuType(), dstackWorkers.persistent() ? new GpuType(amd.gpuType(), WORKER_BACKEND, 0)
+        : new GpuType(amd.gpuType(), DSTACK_BACKEND, amd.fleetMaxNodes()));
     return types;
   }
 }

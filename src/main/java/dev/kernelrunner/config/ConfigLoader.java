@@ -78,7 +78,10 @@ public final class ConfigLoader {
       new Override("DSTACK_RUN_PREFIX", "dstack", "run_prefix"),
       new Override("DSTACK_TASK_TEMPLATE", "dstack", "task_template"),
       new Override("DSTACK_FLEET_TEMPLATE", "dstack", "fleet_template"),
-      new Override("DSTACK_AGENT_DIR", "dstack", "agent_dir"));
+      new Override("DSTACK_AGENT_DIR", "dstack", "agent_dir"),
+      new Override("DSTACK_WORKER_MODE", "dstack", "worker_mode"),
+      new Override("DSTACK_WORKER_COMMAND", "dstack", "worker_command"),
+      new Override("PUBLIC_URL", "http", "public_url"));
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
   private static final Pattern GPU_MEMORY = Pattern.compile("[0-9]+(MB|GB|TB)");
@@ -241,10 +244,40 @@ public final class ConfigLoader {
         : Math.max(1, java.lang.Runtime.getRuntime().availableProcessors() / 2));
     AppConfig.Quotas quotas = new AppConfig.Quotas(integer("quotas", "submissions_per_hour", 0, 10_000_000),
         integer("quotas", "gpu_seconds_per_day", 0, 1_000_000_000));
+    AppConfig.DstackWorkers dstackWorkers = dstackWorkers(amd);
     if (!problems.isEmpty()) {
       throw new ConfigException(problems);
     }
-    return new AppConfig(http, database, sse, agent, local, workers, amd, dstack, runtime, quotas);
+    return new AppConfig(http, database, sse, agent, local, workers, amd, dstack, runtime, quotas, dstackWorkers);
+  }
+
+  /** DSTACK_WORKER_MODE and what persistent worker runs need: PUBLIC_URL, the worker's command, the idle stop. */
+  private AppConfig.DstackWorkers dstackWorkers(AppConfig.Amd amd) {
+    String mode = string("dstack", "worker_mode", false);
+    if (!Set.of("per-submission", "persistent").contains(mode)) {
+      problems.add("DSTACK_WORKER_MODE (dstack.worker_mode) must be per-submission or persistent, got '" + mode + "'");
+    }
+    boolean persistent = "persistent".equals(mode);
+    String publicUrl = string("http", "public_url", true);
+    if (persistent && (publicUrl == null || !publicUrl.matches("https?://[^\\s/]+(/\\S*)?"))) {
+      problems.add("PUBLIC_URL (http.public_url) must be the service's http(s) URL as GPU machines reach it, "
+          + "with DSTACK_WORKER_MODE=persistent (got '" + publicUrl + "')");
+    }
+    String command = string("dstack", "worker_command", false);
+    Duration idleAfter = null;
+    String idle = amd.fleetIdleDuration();
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\s*([smhd]?)").matcher(idle == null ? "" : idle.trim());
+    if (m.matches()) {
+      long n = Long.parseLong(m.group(1));
+      idleAfter = switch (m.group(2)) {
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        case "d" -> Duration.ofDays(n);
+        default -> Duration.ofSeconds(n);
+      };
+    } // else: checked with the AMD_* settings (a duration such as 10m)
+    return new AppConfig.DstackWorkers(persistent, publicUrl == null ? null : publicUrl.replaceAll("/+$", ""),
+        command, idleAfter);
   }
 
   /** A comma list of GPU type names ({@code section.gpu_types}); a bad name is a problem naming the variable. */

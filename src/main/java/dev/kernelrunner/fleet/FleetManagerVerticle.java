@@ -78,7 +78,9 @@ public class FleetManagerVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    configured.values().stream().filter(type -> AppConfig.DSTACK_BACKEND.equals(type.backend()))
+    // A dstack type's fleet; with persistent worker runs the type is served by workers, on that same fleet.
+    configured.values().stream().filter(type -> AppConfig.DSTACK_BACKEND.equals(type.backend())
+            || (config.dstackWorkers().persistent() && type.name().equals(config.amd().gpuType())))
         .forEach(type -> fleets.put(type.name(), new Fleet(type, config.amd().fleetName())));
     fleets.values().forEach(fleet -> {
       for (String status : NODE_STATUSES) {
@@ -125,10 +127,10 @@ public class FleetManagerVerticle extends VerticleBase {
       return Future.failedFuture(new Failures.CodedException(Failures.NOT_FOUND,
           "GPU type " + gpuType + " is not configured"));
     }
-    if (AppConfig.LOCAL_BACKEND.equals(type.backend())) {
+    Fleet fleet = fleets.get(type.name());
+    if (fleet == null) { // local GPUs, or machines that connect as workers: no fleet of ours
       return Future.succeededFuture(local(type));
     }
-    Fleet fleet = fleets.get(type.name());
     if (fleet.ready && !body.getBoolean("force", false)) {
       return Future.succeededFuture(fleet.toJson());
     }
@@ -199,8 +201,8 @@ public class FleetManagerVerticle extends VerticleBase {
 
   private JsonObject listing() {
     JsonArray all = new JsonArray();
-    configured.values().forEach(type -> all.add(AppConfig.LOCAL_BACKEND.equals(type.backend()) ? local(type)
-        : fleets.get(type.name()).toJson()));
+    configured.values().forEach(type -> all.add(fleets.containsKey(type.name()) ? fleets.get(type.name()).toJson()
+        : local(type)));
     return new JsonObject().put("fleets", all);
   }
 

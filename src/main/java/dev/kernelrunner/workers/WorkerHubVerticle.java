@@ -49,7 +49,8 @@ public final class WorkerHubVerticle extends VerticleBase {
 
   public WorkerHubVerticle(AppConfig config) {
     this.config = config;
-    this.gpuTypes = config.workers().gpuTypes();
+    this.gpuTypes = config.gpuTypes().values().stream()
+        .filter(type -> AppConfig.WORKER_BACKEND.equals(type.backend())).map(AppConfig.GpuType::name).toList();
     gpuTypes.forEach(type -> waiting.put(type, new ArrayDeque<>()));
   }
 

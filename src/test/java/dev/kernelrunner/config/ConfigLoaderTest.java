@@ -131,6 +131,24 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void persistentDstackWorkersNeedAPublicUrlAndServeTheDstackTypeByWorkers() {
+    assertEquals("dstack", ConfigLoader.load(Map.of()).gpuTypes().get("MI300X").backend());
+    AppConfig config = ConfigLoader.load(Map.of("DSTACK_WORKER_MODE", "persistent",
+        "PUBLIC_URL", "https://runner.example.org/", "AMD_FLEET_IDLE_DURATION", "5m",
+        "QUOTA_SUBMISSIONS_PER_HOUR", "7", "QUOTA_GPU_SECONDS_PER_DAY", "0"));
+    assertEquals(new AppConfig.GpuType("MI300X", "worker", 0), config.gpuTypes().get("MI300X"));
+    assertEquals(new AppConfig.DstackWorkers(true, "https://runner.example.org", "python3 -m remote_agent worker",
+        Duration.ofMinutes(5)), config.dstackWorkers());
+    assertEquals(new AppConfig.Quotas(7, 0), config.quotas());
+    ConfigException error = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
+        "DSTACK_WORKER_MODE", "sometimes", "QUOTA_SUBMISSIONS_PER_HOUR", "-1")));
+    assertNamesEach(error, "DSTACK_WORKER_MODE", "QUOTA_SUBMISSIONS_PER_HOUR");
+    ConfigException noUrl = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
+        "DSTACK_WORKER_MODE", "persistent")));
+    assertNamesEach(noUrl, "PUBLIC_URL");
+  }
+
+  @Test
   void localTypesWinOverTheDstackType() {
     AppConfig config = ConfigLoader.load(Map.of("LOCAL_GPU_TYPES", "MI300X"));
     assertEquals("local", config.gpuTypes().get("MI300X").backend());

@@ -74,8 +74,11 @@ public final class SseClient implements AutoCloseable {
           : new String(in.readNBytes(Integer.parseInt(headers.getOrDefault("content-length", "0"))),
               StandardCharsets.UTF_8);
       socket.close();
+      OpenApiCheck.check(method, path, status, headers.get("content-type"), error.getBytes(StandardCharsets.UTF_8));
       return new SseClient(socket, status, headers, error);
     }
+    // A stream: its status and media type are checked (its events are not JSON documents of the description).
+    OpenApiCheck.check(method, path, status, headers.get("content-type"), new byte[] {1});
     SseClient client = new SseClient(socket, status, headers, null);
     Thread reader = new Thread(() -> client.read(in, chunked), "sse-client");
     reader.setDaemon(true);

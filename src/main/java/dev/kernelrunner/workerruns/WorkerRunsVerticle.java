@@ -1,0 +1,189 @@
+package dev.kernelrunner.workerruns;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.dstack.DstackApi;
+import dev.kernelrunner.dstack.RunSnapshot;
+import dev.kernelrunner.dstack.TarArchive;
+import dev.kernelrunner.dstack.Templates;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code DSTACK_WORKER_MODE=persistent}: the dstack GPU type is served by workers that run on the fleet as dstack
+ * runs of their own ({@code <prefix>w-<8 random>}), each with a worker token of its own (its user is the run's
+ * name) and {@code PUBLIC_URL} to connect to. Every tick it looks at the type's queue (tracker), the connected
+ * workers (hub) and dstack's active runs, and does what {@link WorkerRunsPlan} says: start runs while work waits
+ * that no free worker will take (up to AMD_FLEET_MAX_NODES), stop runs idle for AMD_FLEET_IDLE_DURATION, forget runs
+ * that died (a job they held is re-queued by the hub, and a new run is started for it). A stopped or forgotten
+ * run's token is revoked. Runs found at start (the service restarted) are adopted.
+ */
+public class WorkerRunsVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(WorkerRunsVerticle.class);
+  private static final String ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final AppConfig config;
+  private final DstackApi api;
+  private final String gpuType;
+  private final String prefix;
+  private final Map<String, Tracked> runs = new LinkedHashMap<>();
+  private JsonObject taskTemplate;
+  private boolean ticking;
+
+  /** A run of ours and what we know of it. */
+  private static final class Tracked {
+    final long startedAt = System.nanoTime();
+    long idleSince;
+    boolean starting = true;
+  }
+
+  public WorkerRunsVerticle(AppConfig config, DstackApi api) {
+    this.config = config;
+    this.api = api;
+    this.gpuType = config.amd().gpuType();
+    this.prefix = config.dstack().runPrefix() + "w-";
+  }
+
+  @Override
+  public Future<?> start() {
+    return vertx.executeBlocking(() -> Templates.load(config.dstack().taskTemplate()), false).map(template -> {
+      taskTemplate = template;
+      long every = Math.max(500, config.dstack().pollInterval().toMillis());
+      vertx.setPeriodic(every, t -> tick());
+      return null;
+    });
+  }
+
+  private void tick() {
+    if (ticking || api == null) {
+      return;
+    }
+    ticking = true;
+    Future<JsonObject> queues = Bus.request(vertx.eventBus(), Addresses.TRACKER_QUEUES, new JsonObject());
+    Future<JsonObject> workers = Bus.request(vertx.eventBus(), Addresses.WORKERS_LIST, new JsonObject());
+    Future<List<RunSnapshot>> active = api.activeRuns();
+    Future.all(queues, workers, active).onSuccess(all -> {
+      int queued = queues.result().getJsonObject(gpuType, new JsonObject()).getInteger("queued", 0);
+      Map<String, WorkerRunsPlan.Worker> byRun = new HashMap<>();
+      for (Object item : workers.result().getJsonArray("workers", new JsonArray())) {
+        JsonObject worker = (JsonObject) item;
+        if (gpuType.equals(worker.getString("gpu_type")) && worker.getBoolean("connected", false)) {
+          byRun.put(worker.getString("token_user"), worker.getJsonObject("current_job") == null
+              ? WorkerRunsPlan.Worker.IDLE : WorkerRunsPlan.Worker.BUSY);
+        }
+      }
+      Set<String> alive = active.result().stream().filter(run -> !run.isFinal()).map(RunSnapshot::name)
+          .filter(name -> name != null && name.startsWith(prefix)).collect(Collectors.toSet());
+      alive.stream().filter(name -> !runs.containsKey(name)).forEach(name -> {
+        log.info("worker run {} found on dstack: adopted", name);
+        runs.put(name, new Tracked());
+      });
+      long now = System.nanoTime();
+      List<WorkerRunsPlan.Run> seen = new ArrayList<>();
+      runs.forEach((name, run) -> {
+        WorkerRunsPlan.Worker worker = byRun.getOrDefault(name, WorkerRunsPlan.Worker.NOT_CONNECTED);
+        run.idleSince = worker != WorkerRunsPlan.Worker.IDLE ? 0 : run.idleSince == 0 ? now : run.idleSince;
+        // A run being submitted is not in dstack's list yet: it counts as starting.
+        seen.add(new WorkerRunsPlan.Run(name, run.starting || alive.contains(name), worker, run.startedAt,
+            run.idleSince));
+      });
+      WorkerRunsPlan.Decision decision = WorkerRunsPlan.decide(queued, seen, config.amd().fleetMaxNodes(),
+          config.dstackWorkers().idleAfter(), config.dstack().provisioningTimeout(), now);
+      decision.forget().forEach(name -> {
+        log.warn("worker run {} is no longer running on dstack: forgotten (its job, if any, is re-queued)", name);
+        runs.remove(name);
+        revoke(name);
+      });
+      decision.stop().forEach(this::stop);
+      for (int i = 0; i < decision.start(); i++) {
+        startRun();
+      }
+    }).onFailure(error -> log.warn("worker runs of {}: {}", gpuType, error.getMessage()))
+        .onComplete(ar -> ticking = false);
+  }
+
+  private void startRun() {
+    StringBuilder name = new StringBuilder(prefix);
+    for (int i = 0; i < 8; i++) {
+      name.append(ALPHABET.charAt(RANDOM.nextInt(ALPHABET.length())));
+    }
+    String runName = name.toString();
+    Tracked run = new Tracked();
+    runs.put(runName, run);
+    Bus.request(vertx.eventBus(), Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", gpuType),
+            config.dstack().requestTimeout().multipliedBy(4))
+        .compose(fleet -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
+            .put("user_id", runName).put("role", "worker").put("created_by", "worker-runs")))
+        .compose(token -> vertx.executeBlocking(() -> TarArchive.ofFolder(config.dstack().agentDir()), false)
+            .compose(api::archive).map(agent -> runSpec(runName, token.getString("token"), agent)))
+        .compose(api::applyRun)
+        .onSuccess(snapshot -> {
+          run.starting = false;
+          log.info("worker run {} submitted for {}", runName, gpuType);
+        })
+        .onFailure(error -> {
+          log.warn("worker run {} did not start: {}", runName, error.getMessage());
+          runs.remove(runName);
+          revoke(runName);
+          api.stopRuns(List.of(runName), false); // in case the apply went through after all
+        });
+  }
+
+  /** The run spec of a worker run (core/models/runs.py): the task template with the worker as its command. */
+  JsonObject runSpec(String runName, String token, String agentArchive) {
+    JsonObject task = taskTemplate.copy();
+    task.put("type", "task").put("name", runName);
+    task.remove("files");
+    task.remove("max_duration"); // a worker lives until it is stopped
+    JsonObject resources = task.getJsonObject("resources", new JsonObject());
+    task.put("resources", resources.put("gpu", Templates.gpuSpec(gpuType, config.amd().gpuMemory())));
+    task.put("fleets", new JsonArray().add(config.amd().fleetName()));
+    task.put("spot_policy", config.amd().spotPolicy());
+    Object env = task.getValue("env");
+    JsonObject environment = env instanceof JsonObject object ? object.copy() : new JsonObject();
+    task.put("env", environment.put("KERNEL_RUNNER_WORKER_TOKEN", token));
+    task.put("commands", new JsonArray().add("cd remote-agent").add(config.dstackWorkers().command()
+        + " --server " + config.dstackWorkers().publicUrl() + " --gpu-type " + gpuType + " --host " + runName));
+    return new JsonObject().put("run_name", runName).put("configuration", task)
+        .put("file_archives", new JsonArray().add(new JsonObject().put("id", agentArchive).put("path", "remote-agent")));
+  }
+
+  private void stop(String runName) {
+    log.info("worker run {} stopped (idle, or its worker never connected)", runName);
+    runs.remove(runName);
+    api.stopRuns(List.of(runName), false)
+        .onFailure(error -> log.warn("could not stop worker run {}: {}", runName, error.getMessage()));
+    revoke(runName);
+  }
+
+  /** Revokes the worker tokens made for {@code runName} (their user is the run's name). */
+  private void revoke(String runName) {
+    Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_LIST, new JsonObject().put("limit", 500))
+        .compose(list -> {
+          List<Future<JsonObject>> revoked = new ArrayList<>();
+          for (Object item : list.getJsonArray("tokens", new JsonArray())) {
+            JsonObject token = (JsonObject) item;
+            if (runName.equals(token.getString("user_id")) && token.getValue("revoked_at") == null) {
+              revoked.add(Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE,
+                  new JsonObject().put("id", token.getString("id"))));
+            }
+          }
+          return Future.all(revoked);
+        })
+        .onFailure(error -> log.warn("could not revoke the token of worker run {}: {}", runName, error.getMessage()));
+  }
+}
