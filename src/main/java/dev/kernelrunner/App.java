@@ -19,6 +19,7 @@ import dev.kernelrunner.registry.ActiveProcessRegistryVerticle;
 import dev.kernelrunner.store.ResultStoreVerticle;
 import dev.kernelrunner.supervisor.ProcessSupervisorVerticle;
 import dev.kernelrunner.tracker.SubmissionTrackerVerticle;
+import dev.kernelrunner.supervisor.LocalWorkersVerticle;
 import dev.kernelrunner.workers.WorkerHubVerticle;
 import dev.kernelrunner.workerruns.WorkerRunsVerticle;
 import dev.kernelrunner.workers.WorkerProtocol;
@@ -82,6 +83,9 @@ public final class App {
         () -> new FleetManagerVerticle(config, meters, dstackApi),
         () -> new SubmissionTrackerVerticle(config, served, meters),
         () -> http));
+    if (config.local().viaWorkers() && !config.local().gpuTypes().isEmpty()) {
+      order.add(() -> new LocalWorkersVerticle(config, http::actualPort)); // after HTTP: they connect to it
+    }
     if (config.dstackWorkers().persistent()) {
       order.add(() -> new WorkerRunsVerticle(config, dstackApi)); // last: its workers connect to the HTTP server
     }

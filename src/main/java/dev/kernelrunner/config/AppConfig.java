@@ -68,7 +68,12 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
                       Duration killGrace, int logTailLines, Limits limits, String user, List<String> env,
                       Duration runsRetention, int reviewSpeedup) {}
 
-  public record Local(List<String> gpuTypes, int maxConcurrent) {}
+  /**
+   * GPUs of this host. {@code viaWorkers}: they are served by workers the service starts itself ({@code
+   * workerCommand} in AGENT_WORKDIR, one worker per slot, a token of their own), the same path as other machines'
+   * GPUs; else each submission's agent is a child process of the service.
+   */
+  public record Local(List<String> gpuTypes, int maxConcurrent, boolean viaWorkers, String workerCommand) {}
 
   /**
    * GPU types served by workers that connect to this service ({@code python3 -m remote_agent worker}); their
@@ -119,7 +124,8 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
   public Map<String, GpuType> gpuTypes() {
     Map<String, GpuType> types = new LinkedHashMap<>();
     for (String name : local.gpuTypes()) {
-      types.put(name, new GpuType(name, LOCAL_BACKEND, local.maxConcurrent()));
+      types.put(name, local.viaWorkers() ? new GpuType(name, WORKER_BACKEND, 0)
+          : new GpuType(name, LOCAL_BACKEND, local.maxConcurrent()));
     }
     for (String name : workers.gpuTypes()) {
       types.putIfAbsent(name, new GpuType(name, WORKER_BACKEND, 0));

@@ -58,6 +58,8 @@ public final class ConfigLoader {
       new Override("REVIEW_SPEEDUP", "agent", "review_speedup"),
       new Override("LOCAL_GPU_TYPES", "local", "gpu_types"),
       new Override("LOCAL_MAX_CONCURRENT", "local", "max_concurrent"),
+      new Override("LOCAL_WORKERS", "local", "workers"),
+      new Override("LOCAL_WORKER_COMMAND", "local", "worker_command"),
       new Override("WORKER_GPU_TYPES", "workers", "gpu_types"),
       new Override("WORKER_LOST_SECONDS", "workers", "lost_after_seconds"),
       new Override("AMD_BACKEND", "amd", "backend"),
@@ -198,7 +200,8 @@ public final class ConfigLoader {
       problems.add("AGENT_USER (agent.user) must not be root: agents run user code");
     }
     List<String> gpuTypes = gpuTypeList("LOCAL_GPU_TYPES", "local");
-    AppConfig.Local local = new AppConfig.Local(gpuTypes, integer("local", "max_concurrent", 1, 1024));
+    AppConfig.Local local = new AppConfig.Local(gpuTypes, integer("local", "max_concurrent", 1, 1024),
+        bool("local", "workers"), string("local", "worker_command", false));
     List<String> workerTypes = gpuTypeList("WORKER_GPU_TYPES", "workers");
     for (String type : workerTypes) {
       if (gpuTypes.contains(type)) {

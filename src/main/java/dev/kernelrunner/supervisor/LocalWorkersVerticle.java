@@ -1,0 +1,152 @@
+package dev.kernelrunner.supervisor;
+
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.config.AppConfig;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonObject;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntSupplier;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code LOCAL_WORKERS=true}: this host's GPU types are served the way other machines' are, by workers that pull
+ * jobs over the worker API: one worker process per local type ({@code LOCAL_WORKER_COMMAND} in AGENT_WORKDIR, in the
+ * agent sandbox) with one slot per {@code LOCAL_MAX_CONCURRENT} ({@code --gpus 0,1,...}), and a worker token the
+ * service made for them at start and revokes when it stops. A custom {@code AGENT_COMMAND} keeps its meaning: the
+ * workers run it once per job ({@code --job-command}); the default one means the worker's warm path. A worker
+ * that dies is started again a second later; stopping the service stops them (TERM, then KILL).
+ */
+public class LocalWorkersVerticle extends VerticleBase {
+  private static final Logger log = LoggerFactory.getLogger(LocalWorkersVerticle.class);
+  private static final String DEFAULT_AGENT = "python3 -m remote_agent";
+
+  private final AppConfig config;
+  private final IntSupplier port;
+  private final Map<String, Process> processes = new ConcurrentHashMap<>();
+  private AgentSandbox sandbox;
+  private Path home;
+  private String token;
+  private volatile boolean stopping;
+
+  /** {@code port}: the HTTP server's, known once it listens. */
+  public LocalWorkersVerticle(AppConfig config, IntSupplier port) {
+    this.config = config;
+    this.port = port;
+  }
+
+  @Override
+  public Future<?> start() {
+    Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
+    return vertx.executeBlocking(() -> {
+      sandbox = AgentSandbox.prepare(config.agent(), runsDir, System.getenv());
+      home = Files.createDirectories(runsDir.resolve("local-workers"));
+      sandbox.handOver(home);
+      return null;
+    }, false).compose(v -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
+            .put("user_id", "local-workers").put("role", "worker").put("created_by", "service")))
+        .compose(created -> {
+          token = created.getString("token");
+          return vertx.executeBlocking(() -> {
+            config.local().gpuTypes().forEach(this::launch);
+            return null;
+          }, false);
+        });
+  }
+
+  /** The worker's command line for a local type. */
+  List<String> argv(String gpuType) {
+    List<String> argv = new ArrayList<>(List.of(config.local().workerCommand().trim().split("\\s+")));
+    String host = config.http().host();
+    String server = "http://" + ("0.0.0.0".equals(host) || "::".equals(host) ? "127.0.0.1" : host) + ":"
+        + port.getAsInt();
+    argv.addAll(List.of("--server", server, "--gpu-type", gpuType, "--host", "local", "--gpus",
+        IntStream.range(0, config.local().maxConcurrent()).mapToObj(String::valueOf).collect(Collectors.joining(","))));
+    List<String> agent = config.agent().command();
+    if (!String.join(" ", agent).equals(DEFAULT_AGENT)) {
+      argv.addAll(List.of("--job-command", String.join(" ", agent.stream().map(LocalWorkersVerticle::quote).toList())));
+    }
+    return argv;
+  }
+
+  private void launch(String gpuType) {
+    if (stopping) {
+      return;
+    }
+    try {
+      ProcessBuilder builder = new ProcessBuilder(sandbox.argv(argv(gpuType)))
+          .directory(config.agent().workdir().toFile())
+          .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+          .redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve(gpuType + ".log").toFile()));
+      sandbox.apply(builder, home, "local-workers");
+      builder.environment().remove("KERNEL_RUNNER_SUBMISSION_ID");
+      builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", token);
+      Process process = builder.start();
+      processes.put(gpuType, process);
+      log.info("local worker for {} started (pid {}, {} slots)", gpuType, process.pid(), config.local().maxConcurrent());
+      process.onExit().thenRun(() -> {
+        if (!stopping) {
+          log.warn("local worker for {} exited ({}): starting it again (see {})", gpuType, process.exitValue(),
+              home.resolve(gpuType + ".log"));
+          vertx.setTimer(1000, t -> vertx.executeBlocking(() -> {
+            launch(gpuType);
+            return null;
+          }, false));
+        }
+      });
+    } catch (Exception e) {
+      log.error("local worker for {} did not start: {}", gpuType, e.toString());
+    }
+  }
+
+  @Override
+  public Future<?> stop() {
+    stopping = true;
+    return vertx.executeBlocking(() -> {
+      for (Process process : processes.values()) {
+        ProcessTree.signal(process.pid(), false);
+      }
+      long deadline = System.nanoTime() + config.agent().killGrace().toNanos() + 2_000_000_000L;
+      for (Process process : processes.values()) {
+        while (process.isAlive() && System.nanoTime() < deadline) {
+          Thread.sleep(50);
+        }
+        if (process.isAlive() || ProcessTree.groupAlive(process.pid())) {
+          ProcessTree.signal(process.pid(), true);
+        }
+      }
+      return null;
+    }, false).compose(v -> token == null ? Future.succeededFuture()
+        : Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE, new JsonObject().put("id", tokenId(token)))
+            .otherwise(error -> null));
+  }
+
+  /** The id the store gives a token: the first 16 hex digits of its SHA-256. */
+  private static String tokenId(String token) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+          .digest(token.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** One word for the worker's shlex.split: plain, or in single quotes. */
+  static String quote(String word) {
+    return word.matches("[A-Za-z0-9_./:=@%+,-]+") ? word : "'" + word.replace("'", "'\"'\"'") + "'";
+  }
+}

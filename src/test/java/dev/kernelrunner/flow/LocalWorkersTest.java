@@ -1,0 +1,79 @@
+package dev.kernelrunner.flow;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kernelrunner.support.Processes;
+import dev.kernelrunner.support.TestAgents;
+import dev.kernelrunner.support.TestService;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * LOCAL_WORKERS=true: the service starts this host's workers itself (the real worker, running AGENT_COMMAND, the
+ * fake agent, once per job), one slot per LOCAL_MAX_CONCURRENT, with a token of their own; submissions go through
+ * them like any worker's; stopping the service stops them.
+ */
+@ExtendWith(VertxExtension.class)
+class LocalWorkersTest {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+
+  @Test
+  void localGpusAreServedByWorkersTheServiceStartsAndStops(Vertx vertx) throws Exception {
+    TestService service = TestService.start(vertx, Map.of("LOCAL_WORKERS", "true", "LOCAL_MAX_CONCURRENT", "2",
+        "AGENT_ENV", "PYTHONPATH=" + TestAgents.path("remote-agent"), "MAX_ACTIVE_PER_USER", "10"));
+    List<Long> pids;
+    try {
+      String token = service.userToken("lou");
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      JsonObject local = null;
+      while (System.nanoTime() < deadline) {
+        local = service.get("/api/gpu-types", token).json().getJsonArray("gpu_types").getJsonObject(0);
+        if (local.getInteger("capacity") == 2) {
+          break;
+        }
+        Thread.sleep(100);
+      }
+      assertEquals("worker", local.getString("backend"), local.encode());
+      assertEquals(2, local.getInteger("capacity"), "one worker per slot: " + local.encode());
+
+      String a = service.submit(token, "// agent: ok\n// delay: 0.2");
+      String b = service.submit(token, "// agent: ok\n// delay: 0.2");
+      assertEquals("BENCHMARKED", service.awaitFinished(a, WAIT).getString("status"));
+      assertEquals("BENCHMARKED", service.awaitFinished(b, WAIT).getString("status"));
+      assertEquals("worker", service.submission(a).getString("backend"));
+
+      JsonArray workers = service.get("/api/admin/workers", TestService.ADMIN_TOKEN).json().getJsonArray("workers");
+      assertEquals(2, workers.size(), workers.encode());
+      int done = 0;
+      for (Object worker : workers) {
+        assertEquals("local-workers", ((JsonObject) worker).getString("token_user"));
+        done += ((JsonObject) worker).getInteger("jobs_done");
+      }
+      assertEquals(2, done, workers.encode());
+      pids = ProcessHandle.allProcesses()
+          .filter(p -> p.info().commandLine().orElse("").contains("remote_agent worker")
+              && p.info().commandLine().orElse("").contains("127.0.0.1:" + service.port()))
+          .map(ProcessHandle::pid).toList();
+      assertFalse(pids.isEmpty(), "the worker process runs");
+    } finally {
+      service.close();
+    }
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (pids.stream().anyMatch(Processes::alive) && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+    assertTrue(pids.stream().noneMatch(Processes::alive), "the workers stopped with the service");
+    assertTrue(Files.exists(service.dataDir().resolve("runs/local-workers/local.log")), "the worker's log is kept");
+  }
+}
