@@ -48,7 +48,8 @@ public class WorkerRunsVerticle extends VerticleBase {
   private static final class Tracked {
     final long startedAt = System.nanoTime();
     long idleSince;
-    boolean starting = true;
+    /** Once dstack has listed it: before that, a run missing from the list is on its way, not dead. */
+    boolean listed;
   }
 
   public WorkerRunsVerticle(AppConfig config, DstackApi api) {
@@ -97,8 +98,10 @@ public class WorkerRunsVerticle extends VerticleBase {
       runs.forEach((name, run) -> {
         WorkerRunsPlan.Worker worker = byRun.getOrDefault(name, WorkerRunsPlan.Worker.NOT_CONNECTED);
         run.idleSince = worker != WorkerRunsPlan.Worker.IDLE ? 0 : run.idleSince == 0 ? now : run.idleSince;
-        // A run being submitted is not in dstack's list yet: it counts as starting.
-        seen.add(new WorkerRunsPlan.Run(name, run.starting || alive.contains(name), worker, run.startedAt,
+        run.listed |= alive.contains(name);
+        // A run not yet listed (being submitted, or listed only after the listing we hold) counts as starting;
+        // one that never connects is stopped after the connect timeout.
+        seen.add(new WorkerRunsPlan.Run(name, !run.listed || alive.contains(name), worker, run.startedAt,
             run.idleSince));
       });
       WorkerRunsPlan.Decision decision = WorkerRunsPlan.decide(queued, seen, config.amd().fleetMaxNodes(),
@@ -122,8 +125,7 @@ public class WorkerRunsVerticle extends VerticleBase {
       name.append(ALPHABET.charAt(RANDOM.nextInt(ALPHABET.length())));
     }
     String runName = name.toString();
-    Tracked run = new Tracked();
-    runs.put(runName, run);
+    runs.put(runName, new Tracked());
     Bus.request(vertx.eventBus(), Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", gpuType),
             config.dstack().requestTimeout().multipliedBy(4))
         .compose(fleet -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
@@ -131,10 +133,7 @@ public class WorkerRunsVerticle extends VerticleBase {
         .compose(token -> vertx.executeBlocking(() -> TarArchive.ofFolder(config.dstack().agentDir()), false)
             .compose(api::archive).map(agent -> runSpec(runName, token.getString("token"), agent)))
         .compose(api::applyRun)
-        .onSuccess(snapshot -> {
-          run.starting = false;
-          log.info("worker run {} submitted for {}", runName, gpuType);
-        })
+        .onSuccess(snapshot -> log.info("worker run {} submitted for {}", runName, gpuType))
         .onFailure(error -> {
           log.warn("worker run {} did not start: {}", runName, error.getMessage());
           runs.remove(runName);
