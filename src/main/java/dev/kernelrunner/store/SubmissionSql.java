@@ -29,7 +29,7 @@ final class SubmissionSql {
              INSERT INTO user_quota AS q (user_id, active) SELECT user_id, 1 FROM req ORDER BY user_id
              ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1
               WHERE (SELECT q.active < r.max_active
-                            AND (r.per_hour = 0 OR r.per_hour > """ + submittedLastHour("q.user_id") + """
+                            AND (r.per_hour = 0 OR r.per_hour > """ + submittedLastHourUpTo("q.user_id", "r.per_hour") + """
       )
                             AND (r.gpu_seconds = 0 OR r.gpu_seconds > """ + gpuSecondsLastDay("q.user_id") + """
       )
@@ -50,6 +50,12 @@ final class SubmissionSql {
   private static String submittedLastHour(String user) {
     return "(SELECT count(*) FROM submissions s WHERE s.user_id = " + user
         + " AND s.created_at > now() - interval '1 hour')";
+  }
+
+  /** As {@link #submittedLastHour}, counting no further than {@code limit}: enough to compare, bounded work. */
+  private static String submittedLastHourUpTo(String user, String limit) {
+    return "(SELECT count(*) FROM (SELECT 1 FROM submissions s WHERE s.user_id = " + user
+        + " AND s.created_at > now() - interval '1 hour' LIMIT " + limit + ") AS counted)";
   }
 
   /**

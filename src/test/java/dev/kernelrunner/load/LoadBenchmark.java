@@ -67,8 +67,8 @@ public final class LoadBenchmark {
         "LOCAL_MAX_CONCURRENT", String.valueOf(slots),
         "MAX_ACTIVE_PER_USER", "100000", "SSE_HEARTBEAT_SECONDS", "5"));
     builder.environment().put("DISCONNECT_GRACE_SECONDS", "600");
-    // A benchmark floods on purpose: no hourly or daily quota; -DquotaChecks=true sets limits it never reaches,
-    // so that every create still counts the user's hour and day (what the checks cost).
+    // A benchmark floods on purpose (its warm-ups are thousands of one user's submissions): no hourly or daily
+    // quota; -DquotaChecks=true sets limits it never reaches, so that every create still counts (their cost).
     boolean quotaChecks = Boolean.getBoolean("quotaChecks");
     builder.environment().put("QUOTA_SUBMISSIONS_PER_HOUR", quotaChecks ? "10000000" : "0");
     builder.environment().put("QUOTA_GPU_SECONDS_PER_DAY", quotaChecks ? "1000000000" : "0");
