@@ -19,8 +19,8 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
   public record DstackWorkers(boolean persistent, String publicUrl, String command, Duration idleAfter) {}
 
   /**
-   * Per user, over rolling windows: submissions created in the last hour, and GPU-seconds (from a run's start,
-   * PROVISIONING, to its end) in the last 24 hours; 0 is no limit. With {@code Http.maxActivePerUser} they stop
+   * Per user: submissions in an hour, and GPU-seconds (from a run's start, PROVISIONING, to its end, counted when
+   * it ends) in a day; each window begins with the first use after the last one ran out; 0 is no limit. With {@code Http.maxActivePerUser} they stop
    * a flood without stopping a person.
    */
   public record Quotas(int submissionsPerHour, int gpuSecondsPerDay) {}

@@ -8,12 +8,18 @@ import io.vertx.sqlclient.Row;
 final class EventSql {
   private EventSql() {}
 
+  /** The user's GPU-seconds day has run out (or never began): a run that ends now starts a new one. */
+  private static final String DAY_OVER =
+      "CASE WHEN user_quota.day_start IS NULL OR user_quota.day_start <= now() - interval '1 day'";
+
+
   static final String INSERT_FIRST = """
       INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
       VALUES ($1, 1, 'IN_QUEUE', $2, now()) RETURNING created_at""";
 
   /**
    * Takes the next sequence number, moves the submission's status and stores the event, in one statement.
+   * A run that ends adds the seconds from its start (PROVISIONING) to its end to its user's day of GPU-seconds.
    * Nothing is stored once the submission has finished. $1 id, $2 type, $3 changes status, $4 terminal,
    * $5 payload, $6 result, $7 error, $8 cancelled_by, $9 cancel_reason.
    */
@@ -30,9 +36,15 @@ final class EventSql {
                cancelled_by = COALESCE($8, cancelled_by),
                cancel_reason = COALESCE($9, cancel_reason)
          WHERE id = $1 AND finished_at IS NULL
-        RETURNING id, last_seq, updated_at, user_id),
+        RETURNING id, last_seq, updated_at, user_id, started_at),
       freed AS (
-        UPDATE user_quota SET active = GREATEST(active - 1, 0) FROM s WHERE $4 AND user_quota.user_id = s.user_id)
+        UPDATE user_quota SET active = GREATEST(active - 1, 0),
+               day_gpu_seconds = """ + DAY_OVER + """
+       THEN 0 ELSE day_gpu_seconds END
+                                 + COALESCE(extract(epoch FROM s.updated_at - s.started_at), 0),
+               day_start = """ + DAY_OVER + """
+       THEN now() ELSE day_start END
+          FROM s WHERE $4 AND user_quota.user_id = s.user_id)
       INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
       SELECT id, last_seq, $2, $5, updated_at FROM s
       RETURNING seq, created_at""";
@@ -67,10 +79,16 @@ final class EventSql {
           FROM g
          WHERE submissions.id = g.id AND submissions.finished_at IS NULL
         RETURNING submissions.id, submissions.last_seq - g.n AS base, submissions.updated_at, submissions.user_id,
-                  g.terminal),
+                  g.terminal, submissions.started_at),
       freed AS (
-        UPDATE user_quota SET active = GREATEST(active - n.finished, 0)
-          FROM (SELECT user_id, count(*) AS finished FROM s WHERE terminal GROUP BY user_id) n
+        UPDATE user_quota SET active = GREATEST(active - n.finished, 0),
+               day_gpu_seconds = """ + DAY_OVER + """
+       THEN 0 ELSE day_gpu_seconds END + n.seconds,
+               day_start = """ + DAY_OVER + """
+       THEN now() ELSE day_start END
+          FROM (SELECT user_id, count(*) AS finished,
+                       COALESCE(sum(extract(epoch FROM updated_at - started_at)), 0) AS seconds
+                  FROM s WHERE terminal GROUP BY user_id) n
          WHERE user_quota.user_id = n.user_id),
       stored AS (
         INSERT INTO submission_events (submission_id, seq, type, payload, created_at)

@@ -44,16 +44,16 @@ public record QuotaUsage(Limits limits, long active, long lastHour, Double hourF
     }
     return switch (quota) {
       case "max_active" -> "you already have " + active + " unfinished submissions (limit " + limits.maxActive() + ")";
-      case "submissions_per_hour" -> "you made " + lastHour + " submissions in the last hour (limit "
+      case "submissions_per_hour" -> "you made " + lastHour + " submissions within the hour (limit "
           + limits.perHour() + " an hour)";
-      default -> "your runs held a GPU for " + Math.round(gpuSeconds) + " s in the last 24 hours (limit "
+      default -> "your runs held a GPU for " + Math.round(gpuSeconds) + " s within the day (limit "
           + limits.gpuSecondsPerDay() + " GPU-seconds a day)";
     };
   }
 
   /**
-   * Seconds until the limit that refuses lets a submission in (at least 1): an hour's oldest submission leaving the
-   * window, the first-ended run of the day leaving it; for unfinished submissions, an estimate (one may end soon).
+   * Seconds until the limit that refuses lets a submission in (at least 1): the end of the hour or day window; for
+   * unfinished submissions, an estimate (one may end soon).
    */
   public long retryAfterSeconds() {
     String quota = refusedBy();

@@ -9,11 +9,15 @@ import java.time.OffsetDateTime;
 final class SubmissionSql {
   private SubmissionSql() {}
 
+  /** The user's hour window has run out (or never began): the next submission starts a new one. */
+  private static final String HOUR_OVER = "(q.hour_start IS NULL OR q.hour_start <= now() - interval '1 hour')";
+
   /**
    * Creates many submissions in one statement (one round trip, one commit), each with its first IN_QUEUE event,
    * unless its user already has as many unfinished as its limit (then it is left out of the result): the
    * user's quota row is taken (ON CONFLICT locks it and re-checks the limit against its latest version, so
-   * concurrent creates of one user cannot both pass), in user order: two statements that lock the same users'
+   * concurrent creates of one user cannot both pass, and the hour's count and the day's GPU-seconds on it are
+   * exact), in user order: two statements that lock the same users'
    * rows in different orders deadlock (seen in CI: 40P01 under 64 concurrent creates). Per submission: id, user (distinct within a call: a
    * quota row is taken once per statement), problem, language, GPU type, dtype, mode, code,
    * cancel_on_disconnect, the first event's payload (JSON text), the user's limit. Returns the created ids with
@@ -26,13 +30,18 @@ final class SubmissionSql {
                AS r(id, user_id, problem, language, gpu_type, dtype, mode, code, cancel_on_disconnect, payload,
                     max_active, per_hour, gpu_seconds)),
            quota AS (
-             INSERT INTO user_quota AS q (user_id, active) SELECT user_id, 1 FROM req ORDER BY user_id
-             ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1
+             INSERT INTO user_quota AS q (user_id, active, hour_start, hour_count)
+             SELECT user_id, 1, now(), 1 FROM req ORDER BY user_id
+             ON CONFLICT (user_id) DO UPDATE SET active = q.active + 1,
+                    hour_start = CASE WHEN """ + HOUR_OVER + """
+       THEN now() ELSE q.hour_start END,
+                    hour_count = CASE WHEN """ + HOUR_OVER + """
+       THEN 1 ELSE q.hour_count + 1 END
               WHERE (SELECT q.active < r.max_active
-                            AND (r.per_hour = 0 OR r.per_hour > """ + submittedLastHourUpTo("q.user_id", "r.per_hour") + """
-      )
-                            AND (r.gpu_seconds = 0 OR r.gpu_seconds > """ + gpuSecondsLastDay("q.user_id") + """
-      )
+                            AND (r.per_hour = 0 OR """ + HOUR_OVER + """
+       OR q.hour_count < r.per_hour)
+                            AND (r.gpu_seconds = 0 OR q.day_start IS NULL OR q.day_start <= now() - interval '1 day'
+                                 OR q.day_gpu_seconds < r.gpu_seconds)
                        FROM req r WHERE r.user_id = q.user_id)
              RETURNING user_id),
            created AS (
@@ -46,45 +55,20 @@ final class SubmissionSql {
       SELECT c.id, 1, 'IN_QUEUE', r.payload::jsonb, now() FROM created c JOIN req r ON r.id = c.id
       RETURNING submission_id, created_at""";
 
-  /** Submissions {@code user} (an SQL expression) created in the last hour. */
-  private static String submittedLastHour(String user) {
-    return "(SELECT count(*) FROM submissions s WHERE s.user_id = " + user
-        + " AND s.created_at > now() - interval '1 hour')";
-  }
-
-  /** As {@link #submittedLastHour}, counting no further than {@code limit}: enough to compare, bounded work. */
-  private static String submittedLastHourUpTo(String user, String limit) {
-    return "(SELECT count(*) FROM (SELECT 1 FROM submissions s WHERE s.user_id = " + user
-        + " AND s.created_at > now() - interval '1 hour' LIMIT " + limit + ") AS counted)";
-  }
-
   /**
-   * GPU-seconds {@code user}'s runs held in the last 24 hours: from PROVISIONING (started_at) to the end, or now,
-   * the part inside the window (the created_at bound only keeps the scan on the user's index).
-   */
-  private static String gpuSecondsLastDay(String user) {
-    return "(SELECT COALESCE(sum(extract(epoch FROM COALESCE(s.finished_at, now())"
-        + " - greatest(s.started_at, now() - interval '1 day'))), 0) FROM submissions s WHERE s.user_id = " + user
-        + " AND s.started_at IS NOT NULL AND COALESCE(s.finished_at, now()) > now() - interval '1 day'"
-        + " AND s.created_at > now() - interval '8 days')";
-  }
-
-  /**
-   * What {@code $1} has used of each quota: unfinished submissions, submissions in the last hour and when the
-   * oldest of them leaves the window (seconds), GPU-seconds in the last 24 hours and when the run that ended
-   * first among them leaves it (seconds; a running one never does while it runs).
+   * What {@code $1} has used of each quota: unfinished submissions; submissions in the current hour window and
+   * seconds until it ends; GPU-seconds of runs that ended in the current day window and seconds until it ends
+   * (no row: nothing used).
    */
   static final String USAGE = """
-      SELECT (SELECT count(*) FROM submissions WHERE user_id = $1 AND finished_at IS NULL) AS active,
-             """ + submittedLastHour("$1") + """
-       AS last_hour,
-             (SELECT extract(epoch FROM min(created_at) + interval '1 hour' - now()) FROM submissions
-               WHERE user_id = $1 AND created_at > now() - interval '1 hour') AS hour_frees_in,
-             """ + gpuSecondsLastDay("$1") + """
-       AS gpu_seconds,
-             (SELECT extract(epoch FROM min(finished_at) + interval '1 day' - now()) FROM submissions
-               WHERE user_id = $1 AND started_at IS NOT NULL AND finished_at > now() - interval '1 day'
-                 AND created_at > now() - interval '8 days') AS day_frees_in""";
+      SELECT COALESCE(max(active), 0) AS active,
+             COALESCE(max(CASE WHEN hour_start > now() - interval '1 hour' THEN hour_count END), 0) AS last_hour,
+             max(CASE WHEN hour_start > now() - interval '1 hour'
+                      THEN extract(epoch FROM hour_start + interval '1 hour' - now()) END) AS hour_frees_in,
+             COALESCE(max(CASE WHEN day_start > now() - interval '1 day' THEN day_gpu_seconds END), 0) AS gpu_seconds,
+             max(CASE WHEN day_start > now() - interval '1 day'
+                      THEN extract(epoch FROM day_start + interval '1 day' - now()) END) AS day_frees_in
+        FROM user_quota WHERE user_id = $1""";
 
   private static final String COLUMNS = """
       id, user_id, problem, language, gpu_type, dtype, mode, status, last_seq, cancel_on_disconnect, backend,

@@ -48,7 +48,7 @@ class QuotaTest {
     JsonObject body = refused.json();
     assertEquals("quota", body.getString("error"));
     assertEquals("submissions_per_hour", body.getString("quota"));
-    assertTrue(body.getString("message").contains("3 submissions in the last hour (limit 3 an hour)"), body.encode());
+    assertTrue(body.getString("message").contains("3 submissions within the hour (limit 3 an hour)"), body.encode());
     long retryAfter = Long.parseLong(refused.headers().get("retry-after").get(0));
     assertTrue(retryAfter > 3500 && retryAfter <= 3600, "the oldest leaves the hour in about an hour: " + retryAfter);
     JsonObject quotas = service.get("/api/me", token).json().getJsonObject("quotas");

@@ -26,12 +26,12 @@ class QuotaUsageTest {
     QuotaUsage hourly = new QuotaUsage(LIMITS, 0, 10, 12.2, 9999.0, 5.0);
     assertEquals("submissions_per_hour", hourly.refusedBy());
     assertEquals(13, hourly.retryAfterSeconds(), "when the hour's oldest leaves the window");
-    assertTrue(hourly.refusal().contains("10 submissions in the last hour (limit 10 an hour)"), hourly.refusal());
+    assertTrue(hourly.refusal().contains("10 submissions within the hour (limit 10 an hour)"), hourly.refusal());
     QuotaUsage daily = new QuotaUsage(LIMITS, 0, 1, 3000.0, 3600.4, 86399.5);
     assertEquals("gpu_seconds_per_day", daily.refusedBy());
     assertEquals(86400, daily.retryAfterSeconds());
-    assertTrue(daily.refusal().contains("3600 s in the last 24 hours"), daily.refusal());
-    // All of it from a run still going: no end to wait for, an hour is said.
+    assertTrue(daily.refusal().contains("3600 s within the day"), daily.refusal());
+    // No window end known (none stored yet): an hour is said.
     assertEquals(3600, new QuotaUsage(LIMITS, 1, 1, 10.0, 4000.0, null).retryAfterSeconds());
   }
 
