@@ -69,6 +69,8 @@ public final class Addresses {
   public static final String STORE_TOKEN_LOOKUP = "store.token.lookup";
   public static final String STORE_TOKEN_LIST = "store.token.list";
   public static final String STORE_TOKEN_REVOKE = "store.token.revoke";
+  /** Published by the store after any revocation (an admin's, or the service's own for its workers). */
+  public static final String TOKENS_REVOKED = "tokens.revoked";
   public static final String STORE_TOKEN_BOOTSTRAP_ADMIN = "store.token.bootstrap_admin";
 
   private static final String EVENTS_PREFIX = "submissions.events.";

@@ -72,6 +72,8 @@ public class HttpVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     bus = vertx.eventBus();
+    // A token revoked anywhere (the service revokes its own workers' tokens too) is refused at once.
+    bus.consumer(Addresses.TOKENS_REVOKED, message -> tokens.clear());
     return vertx.executeBlocking(() -> {
           try (var in = HttpVerticle.class.getClassLoader().getResourceAsStream("openapi.json")) {
             openApi = io.vertx.core.buffer.Buffer.buffer(in.readAllBytes());

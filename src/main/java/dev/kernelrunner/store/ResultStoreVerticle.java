@@ -282,9 +282,14 @@ public class ResultStoreVerticle extends VerticleBase {
   /** Revokes a live token by its id; replies with its user, or fails 404. */
   private Future<JsonObject> revokeToken(JsonObject body) {
     String id = body.getString("id");
-    return pool.preparedQuery(TokenSql.REVOKE).execute(Tuple.of(id)).compose(rows -> rows.size() == 0
-        ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live token " + id))
-        : Future.succeededFuture(new JsonObject().put("user_id", rows.iterator().next().getString("user_id"))));
+    return pool.preparedQuery(TokenSql.REVOKE).execute(Tuple.of(id)).compose(rows -> {
+      if (rows.size() == 0) {
+        return Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live token " + id));
+      }
+      // Whoever revoked it, the HTTP edge's cache of known tokens forgets it now.
+      vertx.eventBus().publish(Addresses.TOKENS_REVOKED, new JsonObject().put("id", id));
+      return Future.succeededFuture(new JsonObject().put("user_id", rows.iterator().next().getString("user_id")));
+    });
   }
 
   private Future<JsonObject> setRun(JsonObject body) {

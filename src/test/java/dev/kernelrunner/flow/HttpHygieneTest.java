@@ -293,6 +293,16 @@ class HttpHygieneTest {
     String id = kim.getString("id");
     assertEquals(204, delete("/api/admin/tokens/" + id).statusCode());
     assertEquals(401, service.get("/api/me", token).status(), "refused at once, cache or not");
+    // Revoked by the service itself (as it does its workers' tokens): refused at once too.
+    String other = service.userToken("lee");
+    assertEquals(200, service.get("/api/me", other).status());
+    String otherId = service.get("/api/admin/tokens", TestService.ADMIN_TOKEN).json().getJsonArray("tokens").stream()
+        .map(JsonObject.class::cast).filter(t -> "lee".equals(t.getString("user_id"))).findFirst().orElseThrow()
+        .getString("id");
+    service.vertx().eventBus().request(dev.kernelrunner.bus.Addresses.STORE_TOKEN_REVOKE,
+        new JsonObject().put("id", otherId)).toCompletionStage().toCompletableFuture().get(10,
+        java.util.concurrent.TimeUnit.SECONDS);
+    assertEquals(401, service.get("/api/me", other).status(), "the service's own revocation, cache or not");
     assertEquals(404, delete("/api/admin/tokens/" + id).statusCode());
     assertEquals(400, delete("/api/admin/tokens/not-an-id").statusCode());
     JsonObject again = service.get("/api/admin/tokens", TestService.ADMIN_TOKEN).json().getJsonArray("tokens")

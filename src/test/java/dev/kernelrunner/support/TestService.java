@@ -109,6 +109,11 @@ public final class TestService implements AutoCloseable {
     return app;
   }
 
+  /** The Vert.x instance the service runs on: its event bus, for tests that speak to a verticle directly. */
+  public Vertx vertx() {
+    return vertx;
+  }
+
   /** A new user token, made through the admin API. */
   public String userToken(String userId) throws Exception {
     Response created = post("/api/admin/tokens", ADMIN_TOKEN, new JsonObject().put("user_id", userId).encode());
