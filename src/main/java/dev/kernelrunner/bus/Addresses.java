@@ -63,7 +63,7 @@ public final class Addresses {
   public static final String STORE_LEADERBOARDS = "store.leaderboards";
   /** {id, invalidate, reason, by} -> {id, invalidated}: takes a result off the boards, or puts it back. */
   public static final String STORE_SUBMISSION_MODERATE = "store.submission.moderate";
-  /** {user_id, max_active, per_hour, gpu_seconds_per_day} -> each quota's limit and use, refusal, retry_after_seconds. */
+  /** {user_id, max_active, per_hour, gpu_seconds_per_day} -> {quotas: each limit and use, refused_by, refusal, retry_after_seconds}. */
   public static final String STORE_QUOTA_USAGE = "store.quota.usage";
   public static final String STORE_TOKEN_CREATE = "store.token.create";
   public static final String STORE_TOKEN_LOOKUP = "store.token.lookup";

@@ -6,6 +6,7 @@ import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.store.QuotaUsage;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.ProfileReport;
 import dev.kernelrunner.model.NewSubmission;
@@ -144,10 +145,7 @@ public class HttpVerticle extends VerticleBase {
     get(router, "/api/me").handler(ctx -> Bus.request(bus, Addresses.STORE_QUOTA_USAGE,
             quotaQuery(principal(ctx).userId()))
         .onSuccess(usage -> json(ctx, 200, new JsonObject().put("user_id", principal(ctx).userId())
-            .put("admin", principal(ctx).admin()).put("quotas", new JsonObject()
-                .put("max_active", usage.getJsonObject("max_active"))
-                .put("submissions_per_hour", usage.getJsonObject("submissions_per_hour"))
-                .put("gpu_seconds_per_day", usage.getJsonObject("gpu_seconds_per_day")))))
+            .put("admin", principal(ctx).admin()).put("quotas", usage.getJsonObject("quotas"))))
         .onFailure(error -> ApiError.fromFailure(ctx, error)));
     get(router, "/api/fleets").handler(ctx -> Bus.request(bus, Addresses.FLEET_LIST,
             new JsonObject().put("refresh", true), Duration.ofMinutes(5))
@@ -396,9 +394,7 @@ public class HttpVerticle extends VerticleBase {
 
   /** The quota limits for a user, as the store's usage query takes them. */
   private JsonObject quotaQuery(String userId) {
-    return new JsonObject().put("user_id", userId).put("max_active", config.http().maxActivePerUser())
-        .put("per_hour", config.quotas().submissionsPerHour())
-        .put("gpu_seconds_per_day", config.quotas().gpuSecondsPerDay());
+    return QuotaUsage.Limits.of(config).toJson().put("user_id", userId);
   }
 
   private static boolean wantsStream(RoutingContext ctx) {

@@ -1,5 +1,6 @@
 package dev.kernelrunner.store;
 
+import dev.kernelrunner.config.AppConfig;
 import io.vertx.core.json.JsonObject;
 
 /**
@@ -11,6 +12,12 @@ public record QuotaUsage(Limits limits, long active, long lastHour, Double hourF
 
   /** Unfinished submissions, submissions per hour, GPU-seconds per 24 hours; 0 is no limit (not for active). */
   public record Limits(int maxActive, int perHour, int gpuSecondsPerDay) {
+    /** The limits every user has (MAX_ACTIVE_PER_USER, QUOTA_*). */
+    public static Limits of(AppConfig config) {
+      return new Limits(config.http().maxActivePerUser(), config.quotas().submissionsPerHour(),
+          config.quotas().gpuSecondsPerDay());
+    }
+
     public static Limits of(JsonObject json) {
       return new Limits(json.getInteger("max_active"), json.getInteger("per_hour", 0),
           json.getInteger("gpu_seconds_per_day", 0));

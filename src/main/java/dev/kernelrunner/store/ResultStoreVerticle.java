@@ -119,7 +119,7 @@ public class ResultStoreVerticle extends VerticleBase {
               })),
               consume(Addresses.STORE_SUBMISSION_MODERATE, this::moderate),
               consume(Addresses.STORE_QUOTA_USAGE, body -> usage(body.getString("user_id"),
-                  QuotaUsage.Limits.of(body)).map(usage -> usage.toJson().put("refused_by", usage.refusedBy())
+                  QuotaUsage.Limits.of(body)).map(usage -> new JsonObject().put("quotas", usage.toJson()).put("refused_by", usage.refusedBy())
                   .put("refusal", usage.refusal()).put("retry_after_seconds", usage.retryAfterSeconds()))),
               consume(Addresses.STORE_TOKEN_CREATE, this::createToken),
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),

@@ -13,6 +13,7 @@ import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.NewEvent;
 import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Progress;
+import dev.kernelrunner.store.QuotaUsage;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -139,9 +140,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     // Where it will stand (users take turns); if creates of others landed first, it is told its new place.
     int position = queue.placeFor(request.userId());
     JsonObject row = request.toJson().put("id", id).put("position", position)
-        .put("max_active", config.http().maxActivePerUser())
-        .put("per_hour", config.quotas().submissionsPerHour())
-        .put("gpu_seconds_per_day", config.quotas().gpuSecondsPerDay());
+        .mergeIn(QuotaUsage.Limits.of(config).toJson());
     // The stored first event comes back as a record: no date to parse again from text.
     return bus.<EventFrame>request(Addresses.STORE_SUBMISSION_CREATE, row).map(Message::body).map(first -> {
       Tracked tracked = new Tracked(id, request.userId(), request.gpuType(), request.mode(),
