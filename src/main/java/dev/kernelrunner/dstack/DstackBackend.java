@@ -127,16 +127,8 @@ public final class DstackBackend implements Backend {
 
   /** The run spec of one attempt (core/models/runs.py:543-620): the template's task, every value set as a value. */
   JsonObject runSpec(String submissionId, String runName, String payloadArchive, String agentArchive) {
-    JsonObject task = taskTemplate.copy();
-    task.put("type", "task").put("name", runName);
-    task.remove("files"); // the CLI's way; the server reads file_archives (the run spec's, below)
-    JsonObject resources = task.getJsonObject("resources", new JsonObject());
-    task.put("resources", resources.put("gpu", Templates.gpuSpec(amd.gpuType(), amd.gpuMemory())));
-    task.put("fleets", new JsonArray().add(amd.fleetName()));
-    task.put("spot_policy", amd.spotPolicy());
-    Object env = task.getValue("env");
-    JsonObject environment = env instanceof JsonObject object ? object : new JsonObject();
-    task.put("env", environment.put("KERNEL_RUNNER_SUBMISSION_ID", submissionId));
+    JsonObject task = Templates.task(taskTemplate, amd, runName,
+        new JsonObject().put("KERNEL_RUNNER_SUBMISSION_ID", submissionId));
     return new JsonObject().put("run_name", runName).put("configuration", task)
         .put("file_archives", new JsonArray()
             .add(new JsonObject().put("id", payloadArchive).put("path", "payload.json"))

@@ -1,6 +1,8 @@
 package dev.kernelrunner.dstack;
 
+import dev.kernelrunner.config.AppConfig;
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.io.InputStream;
@@ -34,6 +36,24 @@ public final class Templates {
     } catch (DecodeException e) {
       throw new IOException("the dstack template " + file + " is not a JSON object: " + e.getMessage());
     }
+  }
+
+  /**
+   * A task run's configuration from the task template (core/models/runs.py:543-620): every value set as a value,
+   * on the AMD fleet's GPU, with {@code env} added to the template's environment.
+   */
+  public static JsonObject task(JsonObject template, AppConfig.Amd amd, String runName, JsonObject env) {
+    JsonObject task = template.copy();
+    task.put("type", "task").put("name", runName);
+    task.remove("files"); // the CLI's way; the server reads file_archives (the run spec's)
+    JsonObject resources = task.getJsonObject("resources", new JsonObject());
+    task.put("resources", resources.put("gpu", gpuSpec(amd.gpuType(), amd.gpuMemory())));
+    task.put("fleets", new JsonArray().add(amd.fleetName()));
+    task.put("spot_policy", amd.spotPolicy());
+    Object templateEnv = task.getValue("env");
+    JsonObject environment = templateEnv instanceof JsonObject object ? object : new JsonObject();
+    task.put("env", environment.mergeIn(env));
+    return task;
   }
 
   /** {@code MI300X:192GB:1}: dstack's GPU spec (name, memory, count). */

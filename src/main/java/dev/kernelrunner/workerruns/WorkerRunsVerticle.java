@@ -4,6 +4,7 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.dstack.DstackApi;
+import dev.kernelrunner.dstack.RunNames;
 import dev.kernelrunner.dstack.RunSnapshot;
 import dev.kernelrunner.dstack.TarArchive;
 import dev.kernelrunner.dstack.Templates;
@@ -33,13 +34,11 @@ import org.slf4j.LoggerFactory;
  */
 public class WorkerRunsVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(WorkerRunsVerticle.class);
-  private static final String ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   private final AppConfig config;
   private final DstackApi api;
   private final String gpuType;
-  private final String prefix;
+  private final RunNames names;
   private final Map<String, Tracked> runs = new LinkedHashMap<>();
   private JsonObject taskTemplate;
   private boolean ticking;
@@ -56,7 +55,7 @@ public class WorkerRunsVerticle extends VerticleBase {
     this.config = config;
     this.api = api;
     this.gpuType = config.amd().gpuType();
-    this.prefix = config.dstack().runPrefix() + "w-";
+    this.names = new RunNames(config.dstack().runPrefix(), new SecureRandom());
   }
 
   @Override
@@ -88,7 +87,7 @@ public class WorkerRunsVerticle extends VerticleBase {
         }
       }
       Set<String> alive = active.result().stream().filter(run -> !run.isFinal()).map(RunSnapshot::name)
-          .filter(name -> name != null && name.startsWith(prefix)).collect(Collectors.toSet());
+          .filter(name -> name != null && names.isWorker(name)).collect(Collectors.toSet());
       alive.stream().filter(name -> !runs.containsKey(name)).forEach(name -> {
         log.info("worker run {} found on dstack: adopted", name);
         runs.put(name, new Tracked());
@@ -120,11 +119,7 @@ public class WorkerRunsVerticle extends VerticleBase {
   }
 
   private void startRun() {
-    StringBuilder name = new StringBuilder(prefix);
-    for (int i = 0; i < 8; i++) {
-      name.append(ALPHABET.charAt(RANDOM.nextInt(ALPHABET.length())));
-    }
-    String runName = name.toString();
+    String runName = names.nextWorker();
     runs.put(runName, new Tracked());
     Bus.request(vertx.eventBus(), Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", gpuType),
             config.dstack().requestTimeout().multipliedBy(4))
@@ -144,17 +139,9 @@ public class WorkerRunsVerticle extends VerticleBase {
 
   /** The run spec of a worker run (core/models/runs.py): the task template with the worker as its command. */
   JsonObject runSpec(String runName, String token, String agentArchive) {
-    JsonObject task = taskTemplate.copy();
-    task.put("type", "task").put("name", runName);
-    task.remove("files");
+    JsonObject task = Templates.task(taskTemplate, config.amd(), runName,
+        new JsonObject().put("KERNEL_RUNNER_WORKER_TOKEN", token));
     task.remove("max_duration"); // a worker lives until it is stopped
-    JsonObject resources = task.getJsonObject("resources", new JsonObject());
-    task.put("resources", resources.put("gpu", Templates.gpuSpec(gpuType, config.amd().gpuMemory())));
-    task.put("fleets", new JsonArray().add(config.amd().fleetName()));
-    task.put("spot_policy", config.amd().spotPolicy());
-    Object env = task.getValue("env");
-    JsonObject environment = env instanceof JsonObject object ? object.copy() : new JsonObject();
-    task.put("env", environment.put("KERNEL_RUNNER_WORKER_TOKEN", token));
     task.put("commands", new JsonArray().add("cd remote-agent").add(config.dstackWorkers().command()
         + " --server " + config.dstackWorkers().publicUrl() + " --gpu-type " + gpuType + " --host " + runName));
     return new JsonObject().put("run_name", runName).put("configuration", task)
