@@ -68,6 +68,7 @@ public final class Addresses {
   public static final String STORE_TOKEN_CREATE = "store.token.create";
   public static final String STORE_TOKEN_LOOKUP = "store.token.lookup";
   public static final String STORE_TOKEN_LIST = "store.token.list";
+  /** {@code {id}} (404 unless live), or {@code {user_id, role}}: every live token of that user and role. */
   public static final String STORE_TOKEN_REVOKE = "store.token.revoke";
   /** Published by the store after any revocation (an admin's, or the service's own for its workers). */
   public static final String TOKENS_REVOKED = "tokens.revoked";

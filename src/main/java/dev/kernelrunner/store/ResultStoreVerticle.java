@@ -279,17 +279,26 @@ public class ResultStoreVerticle extends VerticleBase {
         .map(rows -> new JsonObject().put("tokens", TokenSql.toJson(rows)));
   }
 
-  /** Revokes a live token by its id; replies with its user, or fails 404. */
+  /**
+   * Revokes a live token by its id (replies with its user, or fails 404), or with {@code user_id} and {@code role}
+   * every live token of that user and role (replies how many).
+   */
   private Future<JsonObject> revokeToken(JsonObject body) {
     String id = body.getString("id");
-    return pool.preparedQuery(TokenSql.REVOKE).execute(Tuple.of(id)).compose(rows -> {
-      if (rows.size() == 0) {
-        return Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live token " + id));
-      }
-      // Whoever revoked it, the HTTP edge's cache of known tokens forgets it now.
-      vertx.eventBus().publish(Addresses.TOKENS_REVOKED, new JsonObject().put("id", id));
-      return Future.succeededFuture(new JsonObject().put("user_id", rows.iterator().next().getString("user_id")));
-    });
+    if (id == null) {
+      return pool.preparedQuery(TokenSql.REVOKE_USER)
+          .execute(Tuple.of(body.getString("user_id"), body.getString("role")))
+          .map(rows -> revoked(new JsonObject().put("revoked", rows.rowCount())));
+    }
+    return pool.preparedQuery(TokenSql.REVOKE).execute(Tuple.of(id)).compose(rows -> rows.size() == 0
+        ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live token " + id))
+        : Future.succeededFuture(revoked(new JsonObject().put("user_id", rows.iterator().next().getString("user_id")))));
+  }
+
+  /** Whoever revoked, the HTTP edge's cache of known tokens forgets them now. */
+  private JsonObject revoked(JsonObject reply) {
+    vertx.eventBus().publish(Addresses.TOKENS_REVOKED, new JsonObject());
+    return reply;
   }
 
   private Future<JsonObject> setRun(JsonObject body) {
@@ -379,7 +388,7 @@ public class ResultStoreVerticle extends VerticleBase {
     String token = newToken();
     return pool.preparedQuery(TokenSql.INSERT)
         .execute(Tuple.of(hash(token), body.getString("user_id"), body.getString("role"), body.getString("created_by")))
-        .map(v -> new JsonObject().put("token", token));
+        .map(v -> new JsonObject().put("token", token).put("id", hash(token).substring(0, 16)));
   }
 
   private Future<JsonObject> lookupToken(JsonObject body) {

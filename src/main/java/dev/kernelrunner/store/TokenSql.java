@@ -29,6 +29,12 @@ final class TokenSql {
        WHERE left(token_hash, 16) = $1 AND revoked_at IS NULL
       RETURNING user_id, role""";
 
+  /** Revokes every live token of user {@code $1} with role {@code $2} (a worker run's: its user is the run). */
+  static final String REVOKE_USER = """
+      UPDATE api_tokens SET revoked_at = now()
+       WHERE user_id = $1 AND role = $2 AND revoked_at IS NULL
+      RETURNING user_id, role""";
+
   /** Inserts the first admin token only if there is none yet. */
   static final String INSERT_FIRST_ADMIN = """
       INSERT INTO api_tokens (token_hash, user_id, role, created_by)

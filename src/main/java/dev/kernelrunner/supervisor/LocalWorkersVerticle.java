@@ -7,12 +7,9 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonObject;
 import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,6 +37,7 @@ public class LocalWorkersVerticle extends VerticleBase {
   private AgentSandbox sandbox;
   private Path home;
   private String token;
+  private String tokenId;
   private volatile boolean stopping;
 
   /** {@code port}: the HTTP server's, known once it listens. */
@@ -60,6 +58,7 @@ public class LocalWorkersVerticle extends VerticleBase {
             .put("user_id", "local-workers").put("role", "worker").put("created_by", "service")))
         .compose(created -> {
           token = created.getString("token");
+          tokenId = created.getString("id");
           return vertx.executeBlocking(() -> {
             config.local().gpuTypes().forEach(this::launch);
             return null;
@@ -130,19 +129,9 @@ public class LocalWorkersVerticle extends VerticleBase {
         }
       }
       return null;
-    }, false).compose(v -> token == null ? Future.succeededFuture()
-        : Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE, new JsonObject().put("id", tokenId(token)))
+    }, false).compose(v -> tokenId == null ? Future.succeededFuture()
+        : Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE, new JsonObject().put("id", tokenId))
             .otherwise(error -> null));
-  }
-
-  /** The id the store gives a token: the first 16 hex digits of its SHA-256. */
-  private static String tokenId(String token) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-          .digest(token.getBytes(StandardCharsets.UTF_8))).substring(0, 16);
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   /** One word for the worker's shlex.split: plain, or in single quotes. */

@@ -156,20 +156,10 @@ public class WorkerRunsVerticle extends VerticleBase {
     revoke(runName);
   }
 
-  /** Revokes the worker tokens made for {@code runName} (their user is the run's name). */
+  /** Revokes the worker token made for {@code runName} (its user is the run's name). */
   private void revoke(String runName) {
-    Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_LIST, new JsonObject().put("limit", 500))
-        .compose(list -> {
-          List<Future<JsonObject>> revoked = new ArrayList<>();
-          for (Object item : list.getJsonArray("tokens", new JsonArray())) {
-            JsonObject token = (JsonObject) item;
-            if (runName.equals(token.getString("user_id")) && token.getValue("revoked_at") == null) {
-              revoked.add(Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE,
-                  new JsonObject().put("id", token.getString("id"))));
-            }
-          }
-          return Future.all(revoked);
-        })
+    Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE, new JsonObject().put("user_id", runName)
+            .put("role", "worker"))
         .onFailure(error -> log.warn("could not revoke the token of worker run {}: {}", runName, error.getMessage()));
   }
 }
