@@ -267,18 +267,18 @@ public final class ConfigLoader {
           + "with DSTACK_WORKER_MODE=persistent (got '" + publicUrl + "')");
     }
     String command = string("dstack", "worker_command", false);
-    Duration idleAfter = null;
+    // AMD_FLEET_IDLE_DURATION, checked with the AMD_* settings against DURATION (such as 10m), as a Duration.
     String idle = amd.fleetIdleDuration();
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)\\s*([smhd]?)").matcher(idle == null ? "" : idle.trim());
-    if (m.matches()) {
-      long n = Long.parseLong(m.group(1));
-      idleAfter = switch (m.group(2)) {
-        case "m" -> Duration.ofMinutes(n);
-        case "h" -> Duration.ofHours(n);
-        case "d" -> Duration.ofDays(n);
+    Duration idleAfter = null;
+    if (DURATION.matcher(idle).matches()) {
+      long n = Long.parseLong(idle.substring(0, idle.length() - 1));
+      idleAfter = switch (idle.charAt(idle.length() - 1)) {
+        case 'm' -> Duration.ofMinutes(n);
+        case 'h' -> Duration.ofHours(n);
+        case 'd' -> Duration.ofDays(n);
         default -> Duration.ofSeconds(n);
       };
-    } // else: checked with the AMD_* settings (a duration such as 10m)
+    }
     return new AppConfig.DstackWorkers(persistent, publicUrl == null ? null : publicUrl.replaceAll("/+$", ""),
         command, idleAfter);
   }
