@@ -15,7 +15,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
+import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,9 +66,9 @@ class WorkerRunsTest {
     return created.json().getString("id");
   }
 
-  private static void await(String what, BooleanSupplier done) throws Exception {
+  private static void await(String what, Callable<Boolean> done) throws Exception {
     long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!done.getAsBoolean()) {
+    while (!done.call()) {
       if (System.nanoTime() > deadline) {
         throw new AssertionError("not within " + WAIT + ": " + what);
       }
@@ -80,12 +80,8 @@ class WorkerRunsTest {
     return fake.runs().fieldNames().stream().filter(name -> name.startsWith("kr-w-")).sorted().toList();
   }
 
-  private static String status(FakeDstack fake, String run) {
-    try {
-      return fake.runs().getJsonObject(run).getString("status");
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+  private static String status(FakeDstack fake, String run) throws Exception {
+    return fake.runs().getJsonObject(run).getString("status");
   }
 
   @Test
@@ -113,15 +109,9 @@ class WorkerRunsTest {
 
       // Idle for AMD_FLEET_IDLE_DURATION (3 s): stopped, and its token revoked.
       await("the idle run stops", () -> List.of("terminated", "done", "failed").contains(status(fake, run)));
-      await("its token is revoked", () -> {
-        try {
-          return service.get("/api/admin/tokens", TestService.ADMIN_TOKEN).json().getJsonArray("tokens").stream()
-              .map(JsonObject.class::cast).anyMatch(t -> run.equals(t.getString("user_id"))
-                  && t.getString("revoked_at") != null);
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      await("its token is revoked", () -> service.get("/api/admin/tokens", TestService.ADMIN_TOKEN).json()
+          .getJsonArray("tokens").stream().map(JsonObject.class::cast)
+          .anyMatch(t -> run.equals(t.getString("user_id")) && t.getString("revoked_at") != null));
     }
   }
 
@@ -130,13 +120,7 @@ class WorkerRunsTest {
     try (FakeDstack fake = FakeDstack.start(new JsonObject()); TestService service = start(vertx, fake)) {
       String token = service.userToken("bob");
       String id = submit(service, token, "// agent: ok\n// delay: 0.5");
-      await("the job runs", () -> {
-        try {
-          return "CHECKING".equals(service.submission(id).getString("status"));
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      await("the job runs", () -> "CHECKING".equals(service.submission(id).getString("status")));
       String first = workerRuns(fake).get(0);
       fake.api("/api/project/main/runs/stop", new JsonObject().put("runs_names", List.of(first)).put("abort", true));
       JsonObject done = service.awaitFinished(id, WAIT);
