@@ -1,5 +1,7 @@
 package dev.kernelrunner.cli;
 
+import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.Mode;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -100,19 +102,9 @@ final class EventFollower {
     }
   }
 
+  /** The stream's last event for the submission's mode: the service's own rule (model.EventType#endsStream). */
   private boolean ends(Event event) {
-    return switch (event.type()) {
-      case "BENCHMARKED" -> !pending(event.data());
-      case "VERIFIED", "COMPILE_ERROR", "WRONG_ANSWER", "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED", "ERROR", "CANCELLED" -> true;
-      case "CHECKED" -> "check".equals(mode);
-      case "PROFILED" -> "profile".equals(mode);
-      default -> false;
-    };
-  }
-
-  static boolean pending(JsonObject fields) {
-    JsonObject verification = fields.getJsonObject("verification");
-    JsonObject timing = verification == null ? null : verification.getJsonObject("timing");
-    return timing != null && "pending".equals(timing.getString("status"));
+    return EventType.parse(event.type())
+        .map(type -> type.endsStream(event.data(), Mode.parse(mode).orElse(Mode.BENCHMARK))).orElse(false);
   }
 }

@@ -1,5 +1,6 @@
 package dev.kernelrunner.cli;
 
+import dev.kernelrunner.model.EventType;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -276,7 +277,7 @@ public final class TerminalClient {
         out.println("  ✓ " + result.getValue("test_id") + " " + result.getString("name", "")
             + (result.getValue("runtime_ms") instanceof Number n ? ": " + number(n.doubleValue()) + " ms" : ""));
       }
-      case "BENCHMARKED" -> out.println("benchmarked" + (EventFollower.pending(data)
+      case "BENCHMARKED" -> out.println("benchmarked" + (EventType.timingPending(data)
           ? "; the profiler is checking its times" : ""));
       case "VERIFIED" -> out.println("times " + data.getJsonObject("timing", new JsonObject()).getString("status", "?")
           + timingBy(data.getJsonObject("timing")));
