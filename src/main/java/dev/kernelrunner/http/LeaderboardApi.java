@@ -57,7 +57,8 @@ final class LeaderboardApi {
     } else if (!gpuTypes.containsKey(gpuType)) {
       errors.add(ApiError.field("gpu_type", "unknown GPU type '" + gpuType + "': one of " + gpuTypes.keySet()));
     }
-    String dtype = ctx.queryParams().get("dtype") == null ? "float32" : ctx.queryParams().get("dtype");
+    String dtype = ctx.queryParams().get("dtype") == null ? SubmissionValidator.DEFAULT_DTYPE
+        : ctx.queryParams().get("dtype");
     if (!problem.get().dtypes().contains(dtype)) {
       errors.add(ApiError.field("dtype", "problem '" + problemName + "' takes " + problem.get().dtypes()));
     }

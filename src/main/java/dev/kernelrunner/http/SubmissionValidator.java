@@ -11,6 +11,9 @@ import java.util.Optional;
 
 /** Checks a submission request field by field, naming every field that is wrong. */
 final class SubmissionValidator {
+  /** The dtype of a submission (and a leaderboard) that names none. */
+  static final String DEFAULT_DTYPE = "float32";
+
   private SubmissionValidator() {}
 
   /** The checked request: {@code errors} empty when valid; {@code tooLarge} when the code is over the limit. */
@@ -43,7 +46,7 @@ final class SubmissionValidator {
     if (gpuType != null && !gpuTypes.containsKey(gpuType)) {
       errors.add(ApiError.field("gpu_type", "unknown GPU type '" + gpuType + "', one of " + gpuTypes.keySet()));
     }
-    String dtype = body.getValue("dtype") == null ? "float32" : text(body, "dtype", "", errors);
+    String dtype = body.getValue("dtype") == null ? DEFAULT_DTYPE : text(body, "dtype", "", errors);
     if (dtype != null && problem.isPresent() && !problem.get().dtypes().contains(dtype)) {
       errors.add(ApiError.field("dtype", "problem '" + problemName + "' takes " + problem.get().dtypes()));
     }
