@@ -380,12 +380,14 @@ public class HttpVerticle extends VerticleBase {
     });
   }
 
-  /** 429 with Retry-After: when the limit that refused lets a submission in again. */
-  private void refuseOverQuota(RoutingContext ctx, String userId, String why) {
+  /** 429 naming the quota, with Retry-After: when the limit that refused lets a submission in again. */
+  private void refuseOverQuota(RoutingContext ctx, String userId, String fallback) {
     Bus.request(bus, Addresses.STORE_QUOTA_USAGE, quotaQuery(userId)).onComplete(usage -> {
       JsonObject found = usage.succeeded() ? usage.result() : new JsonObject();
       long retryAfter = Math.max(1, found.getLong("retry_after_seconds", 10L));
       String quota = found.getString("refused_by", "max_active");
+      // None when a submission ended in between: the quota was full a moment ago.
+      String why = found.getString("refusal") != null ? found.getString("refusal") : fallback + "; try again";
       ctx.response().putHeader("Retry-After", String.valueOf(retryAfter));
       json(ctx, 429, new JsonObject().put("error", "max_active".equals(quota) ? "too_many_active" : "quota")
           .put("quota", quota).put("message", why).put("retry_after_seconds", retryAfter));

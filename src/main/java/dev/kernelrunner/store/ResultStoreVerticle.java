@@ -181,9 +181,8 @@ public class ResultStoreVerticle extends VerticleBase {
     QuotaUsage.Limits limits = QuotaUsage.Limits.of(body);
     JsonObject firstEvent = new JsonObject().put("position", body.getInteger("position"));
     return creates.create(new CreateBatcher.Create(id, user, body, firstEvent, limits)).compose(createdAt -> {
-      if (createdAt == null) {
-        return usage(user, limits).compose(usage -> Future.failedFuture(new CodedException(Failures.TOO_MANY,
-            usage.refusal() != null ? usage.refusal() : "a quota was full a moment ago: try again")));
+      if (createdAt == null) { // which quota, and until when, the HTTP edge asks (store.quota.usage) and says
+        return Future.failedFuture(new CodedException(Failures.TOO_MANY, "a quota of " + user + " is used up"));
       }
       return Future.succeededFuture(new EventFrame(id.toString(), 1, EventType.IN_QUEUE, createdAt, firstEvent));
     });
