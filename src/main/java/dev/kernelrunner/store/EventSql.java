@@ -12,7 +12,6 @@ final class EventSql {
   private static final String DAY_OVER =
       "CASE WHEN user_quota.day_start IS NULL OR user_quota.day_start <= now() - interval '1 day'";
 
-
   static final String INSERT_FIRST = """
       INSERT INTO submission_events (submission_id, seq, type, payload, created_at)
       VALUES ($1, 1, 'IN_QUEUE', $2, now()) RETURNING created_at""";
