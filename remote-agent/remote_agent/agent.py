@@ -95,7 +95,8 @@ class Prestarted:
         return None if pair is None else (pair[0], pair[1], job_file)
 
     def take(self, job_file):
-        """The process, given its job; None when it is gone (it is then started anew, the cold way)."""
+        """The process, given its job (its stdin stays open: the agent says when it may benchmark); None when it is
+        gone (it is then started anew, the cold way)."""
         began = time.monotonic()
         self.ready.join()  # its stderr is read here until it is ready
         waited = time.monotonic() - began
@@ -103,7 +104,7 @@ class Prestarted:
         process, self.process = self.process, None
         try:
             process.stdin.write(job_file + "\n")
-            process.stdin.close()
+            process.stdin.flush()
             return process
         except OSError:
             Agent._kill(process)
@@ -150,6 +151,7 @@ class Agent:
         self.prestarted = prestarted
 
     def run(self, payload_bytes):
+        self.began = time.monotonic()
         try:
             self._run(payload_bytes)
         except Exception:  # noqa: the agent never dies with a bare traceback
@@ -182,7 +184,7 @@ class Agent:
             return
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
         work = self.prestarted.work if self.prestarted is not None else make_work()
-        report = None
+        report = self.judge = None
         try:
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
@@ -195,11 +197,12 @@ class Agent:
             self.job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
                         "problems_dir": self.problems_dir,
                         "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
-            report = self.execute(payload, work)
+            report = self.execute(payload, problem, toolchain, work)
             if report is None:
                 return
+            self._mark("the solution's process is done")
             self.device_end = _background(device.info)  # the device as the benchmark left it, read meanwhile
-            verdict = self.verify(payload, problem, toolchain, work)  # while the worker's process ends
+            verdict = report.verdict or self.verdict(payload, problem)  # while the worker's process ends
             if verdict is None:
                 return
             if self.ended(payload, report) is None:
@@ -214,12 +217,20 @@ class Agent:
                 verdict["timing"] = ({"status": "pending", "by": profiler.tool_name(toolchain.kind)} if tool else
                                      {"status": "not_checked", "reason": "no profiler on this GPU machine"})
                 if self.benchmarked(payload, problem, report, verdict) and tool:
+                    self._mark("benchmarked")
                     self.out.emit("VERIFIED", timing=self.timing_verdict(
                         payload, toolchain, work, tool, report.summary["test_results"]))
+                    self._mark("verified")
         finally:
+            if self.judge is not None:
+                self.judge.cancel()  # the submission ended before its verdict was needed
             if report is not None and report.child is not None and report.child.poll() is None:
                 self._kill(report.child)  # the submission ended while it was still ending
             shutil.rmtree(work, ignore_errors=True)
+
+    def _mark(self, what):
+        """A step's time since the payload came, in the log (docs/benchmarks.md reads them)."""
+        log("agent: +%.3f s %s" % (time.monotonic() - self.began, what))
 
     # ---- compiling
 
@@ -234,6 +245,7 @@ class Agent:
         if os.path.isfile(cached):
             log("compiled library from the cache:", key)
             return cached, symbol
+        self._mark("compiling")
         for name, text in sources.items():
             with open(os.path.join(work, name), "w", encoding="utf-8") as f:
                 f.write(text)
@@ -253,6 +265,7 @@ class Agent:
                        if barred else "compilation failed")
             self.out.emit("COMPILE_ERROR", message=message, details=events.trim(output.strip()))
             return None, None
+        self._mark("compiled")
         os.makedirs(os.path.dirname(cached), exist_ok=True)
         partial = cached + ".tmp" + str(os.getpid())
         shutil.copyfile(os.path.join(work, "lib.so"), partial)
@@ -270,18 +283,21 @@ class Agent:
         argv, env = worker_command(work)
         return argv + [job_file], env
 
-    def execute(self, payload, work):
-        """Runs the worker (check, then benchmark in that mode). Its reports are the solution's own process
-        speaking, so nothing it says ends the submission well: a WorkerReport (its CHECKED, held in check mode,
-        and its SUMMARY) goes to the judge first. None when the submission is over (an error was sent)."""
-        job = dict(self.job, mode="check" if payload.mode == "profile" else payload.mode)
+    def execute(self, payload, problem, toolchain, work):
+        """Runs the worker (check, then benchmark in that mode), and the judge beside its check. The worker's
+        reports are the solution's own process speaking, so nothing it says ends the submission well: a
+        WorkerReport (its CHECKED, held in check mode, and its SUMMARY) goes to the judge first; in benchmark mode
+        the worker waits after its check until the judge has passed it (``GO`` on its stdin), so nothing else uses
+        the device while it is timed. None when the submission is over (an error was sent)."""
+        job = dict(self.job, mode="check" if payload.mode == "profile" else payload.mode, hold_before_benchmark=True)
         argv, env = self._worker_argv(work, job)
         device_start = _background(device.info)  # nvidia-smi takes a while: read while the worker starts
         child = self.prestarted.take(argv[-1]) if self.prestarted is not None else None
         if child is None:
-            child = subprocess.Popen(argv, cwd=work, env=env,
+            child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      start_new_session=True, preexec_fn=sandbox.confine)
+        self.judge = JudgeRun(self, payload, toolchain, work)
         lines = queue.Queue()
         stderr_tail = []
 
@@ -302,7 +318,7 @@ class Agent:
         phase, limit = "check", payload.limits["test_seconds"]
         deadline = time.monotonic() + limit
         summary = None
-        checked = None
+        checked = verdict = None
         finished = False
         while True:
             try:
@@ -335,7 +351,16 @@ class Agent:
                 self.out.emit(kind, **message)
                 if kind in events.TERMINAL:
                     finished = True
-        report = WorkerReport(summary, checked, device_start.result(), child, err_thread, stderr_tail, finished)
+                elif kind == "CHECKED" and payload.mode == "benchmark" and verdict is None:
+                    verdict = self.verdict(payload, problem)
+                    if verdict is None:
+                        self._kill(child)
+                        return None
+                    self._mark("judged; benchmarking")
+                    verification.send(child, "GO")
+                    deadline = time.monotonic() + limit
+        report = WorkerReport(summary, checked, device_start.result(), child, err_thread, stderr_tail, finished,
+                              verdict)
         return report if finished and not self.out.finished else self.ended(payload, report)
 
     def ended(self, payload, report):
@@ -363,10 +388,11 @@ class Agent:
 
     # ---- the judge
 
-    def judged(self, payload, toolchain, work, tool):
+    def judged(self, payload, toolchain, work, tool, run=None, on_passed=None):
         """One run of the judge (remote_agent/judge.py): every test once more, on inputs only the judge knows,
         called by a fresh serving worker (under ``tool``, the profiler, which then times each call itself) on
-        buffers the judge owns and checks. Returns (outcome, where the profiler's figures are)."""
+        buffers the judge owns and checks; ``run`` (a JudgeRun) is told its processes. Returns (outcome, where the
+        profiler's figures are)."""
         job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
         argv, env = self._worker_argv(work, dict(self.job, mode="serve"), "serve-job.json")
         report_base = os.path.join(work, "verify")
@@ -380,16 +406,18 @@ class Agent:
         began = time.monotonic()
         outcome = verification.run(JUDGE_ARGV, argv, env, work, job, payload.input_secret or os.urandom(32),
                                    payload.limits["test_seconds"] + (120 if tool else 0), log,
-                                   preexec=lambda: sandbox.confine(drop=tool is None), started=started)
+                                   preexec=lambda: sandbox.confine(drop=tool is None), started=started,
+                                   await_worker=tool is not None, on_start=run.hold if run else None,
+                                   on_passed=on_passed)
         log("agent: judged%s in %.2f s (processes started %s)" % (" under " + tool if tool else "",
                                                                    time.monotonic() - began,
                                                                    "before the job" if started else "now"))
         return outcome, report_base
 
-    def verify(self, payload, problem, toolchain, work):
-        """The judge's verdict on the solution's answers. Returns it, or None when the submission is over (an
-        error was sent)."""
-        outcome, _ = self.judged(payload, toolchain, work, None)
+    def verdict(self, payload, problem):
+        """The judge's verdict on the solution's answers (the run started beside its check). Returns it, or None
+        when the submission is over (an error was sent)."""
+        outcome = self.judge.outcome()
         limit = payload.limits["test_seconds"]
         failure = outcome.failure or {}
         where = "test %s (%s)" % (failure.get("test_id"), failure.get("name"))
@@ -420,7 +448,8 @@ class Agent:
         """The worker's claimed times against the profiler's own: the judge once more, its serving worker under
         the profiler (a fresh process, the judge's inputs). A run that does not pass this time leaves the times
         unconfirmed."""
-        outcome, report_base = self.judged(payload, toolchain, work, tool)
+        outcome, report_base = self.judged(payload, toolchain, work, tool, on_passed=lambda _: self._mark(
+            "the profiled calls are done; the profiler writes its figures as the worker ends"))
         by = profiler.tool_name(toolchain.kind)
         if outcome.status != "PASSED":
             return {"status": "unverified", "by": by, "problems": [
@@ -540,11 +569,42 @@ class Agent:
         child.wait()
 
 
-class WorkerReport:
-    """What the worker said at its end: its summary (benchmark mode), its CHECKED (check mode, held); and its
-    process, which may still be ending (see Agent.ended)."""
+class JudgeRun:
+    """The plain judge's run, in the background from the moment the solution's process has its job: it checks on
+    the judge's inputs while that process checks on its own (nothing is timed then), so its verdict is in when the
+    benchmark may start. Cancelled (its processes killed) when the submission ends without needing it."""
 
-    def __init__(self, summary, checked, device_start, child=None, err_thread=None, stderr_tail=(), finished=True):
+    def __init__(self, agent, payload, toolchain, work):
+        self.lock = threading.Lock()
+        self.processes = []
+        self.cancelled = False
+        self.future = _background(lambda: agent.judged(payload, toolchain, work, None, self)[0])
+
+    def hold(self, processes):
+        """Told the run's processes as they start; False when it was cancelled already (the run kills them)."""
+        with self.lock:
+            self.processes.extend(processes)
+            return not self.cancelled
+
+    def outcome(self):
+        return self.future.result()
+
+    def cancel(self):
+        with self.lock:
+            self.cancelled = True
+            processes = list(self.processes)
+        for process in processes:
+            if process.poll() is None:
+                Agent._kill(process)
+
+
+class WorkerReport:
+    """What the worker said at its end: its summary (benchmark mode), its CHECKED (check mode, held), the judge's
+    verdict when it was needed before the benchmark; and its process, which may still be ending (see
+    Agent.ended)."""
+
+    def __init__(self, summary, checked, device_start, child=None, err_thread=None, stderr_tail=(), finished=True,
+                 verdict=None):
         self.summary = summary
         self.checked_raw = checked
         self.device_start = device_start or {}
@@ -552,6 +612,7 @@ class WorkerReport:
         self.err_thread = err_thread
         self.stderr_tail = stderr_tail
         self.finished = finished
+        self.verdict = verdict
 
     @property
     def checked(self):

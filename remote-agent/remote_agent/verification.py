@@ -30,19 +30,28 @@ def start(argv, env, cwd, preexec):
                             stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec)
 
 
-def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, preexec=None, started=None):
+def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, preexec=None, started=None,
+        on_passed=None, await_worker=True, on_start=None):
     """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only. Both processes
     start with ``preexec`` (their confinement): CUDA IPC needs them to be the same user, and the judge keeps the
     worker out of its memory by being non-dumpable. ``started``: (judge, worker, worker's job file) already
-    started that way before the job (a warm agent's), the worker waiting for its job file's path."""
+    started that way before the job (a warm agent's), the worker waiting for its job file's path.
+    ``on_passed(outcome)`` is called as soon as the judge has passed every test, before the worker ends; with
+    ``await_worker`` a worker that then does not end in time makes the outcome TIMEOUT (a profiler around it writes
+    its figures as it ends), else it is killed at once. ``on_start([judge, worker])`` is told the processes; when it
+    answers False the run is not needed (BROKEN)."""
     log = log or (lambda *parts: print(*parts, file=sys.stderr, flush=True))
     lines = queue.Queue()
     if started is not None:
         judge, worker, job_file = started
-        _send(worker, job_file)
+        send(worker, job_file)
     else:
         judge = start(judge_argv, env, cwd, preexec)
         worker = start(worker_command, env, cwd, preexec)
+    if on_start is not None and not on_start([judge, worker]):
+        for proc in (worker, judge):
+            _kill(proc)
+        return Outcome("BROKEN", message="not needed")
     worker_err = []
 
     def pump(name, stream, sink):
@@ -63,7 +72,7 @@ def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, pr
         threading.Thread(target=pump, args=(name, proc.stderr, keep), daemon=True).start()
     outcome = None
     try:
-        _send(judge, json.dumps(dict(job, secret=secret.hex())))
+        send(judge, json.dumps(dict(job, secret=secret.hex())))
         deadline = time.monotonic() + timeout
         waiting = None
         results = []
@@ -77,14 +86,17 @@ def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, pr
                 outcome, waiting = _from_judge(line, judge, worker, results, waiting)
             elif line is None:
                 if waiting is not None:
-                    _send(judge, "GONE")  # the judge answers with NOT_RUN: the worker died before answering
+                    send(judge, "GONE")  # the judge answers with NOT_RUN: the worker died before answering
                     waiting = None
             else:
                 waiting = _from_worker(line, judge, waiting, log)
         if outcome.status == "PASSED":
             _close(worker.stdin)
+            if on_passed is not None:
+                on_passed(outcome)
             try:
-                worker.wait(timeout=max(5.0, deadline - time.monotonic()))
+                if await_worker:
+                    worker.wait(timeout=max(5.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 outcome = Outcome("TIMEOUT", outcome.results)
     finally:
@@ -102,7 +114,7 @@ def _from_judge(line, judge, worker, results, waiting):
         return Outcome("BROKEN", results, message="the judge ended early (exit code %s)" % judge.poll()), None
     kind, _, rest = line.rstrip("\n").partition(" ")
     if kind == "CALL":
-        _send(worker, line.rstrip("\n"))
+        send(worker, line.rstrip("\n"))
         return None, int(rest.split(" ", 1)[0])
     if kind == "RESULT":
         result = json.loads(rest)
@@ -126,12 +138,13 @@ def _from_worker(line, judge, waiting, log):
         return waiting
     if isinstance(message, dict) and message.get("event") == "CALLED" and message.get("test_id") == waiting \
             and waiting is not None:
-        _send(judge, "CALLED %d" % waiting)
+        send(judge, "CALLED %d" % waiting)
         return None
     return waiting
 
 
-def _send(proc, text):
+def send(proc, text):
+    """A line to a process's stdin; nothing if it is gone."""
     try:
         proc.stdin.write(text + "\n")
         proc.stdin.flush()

@@ -4,6 +4,8 @@ import os
 import sys
 import tempfile
 import textwrap
+import time
+import types
 import unittest
 
 from remote_agent import physics, profiler, verification
@@ -42,6 +44,8 @@ WORKER = textwrap.dedent('''
         if behaviour == "hang" and test == 2:
             import time; time.sleep(60)
         print(json.dumps({"event": "CALLED", "test_id": test}), flush=True)
+    if behaviour == "linger":  # a slow end after its last answer (a profiler writing its figures)
+        import time; time.sleep(60)
 ''')
 
 
@@ -56,11 +60,11 @@ def scripts(folder, fail="0", worker="ok"):
 
 
 class VerificationTest(unittest.TestCase):
-    def run_with(self, fail="0", worker="ok", timeout=20):
+    def run_with(self, fail="0", worker="ok", timeout=20, **options):
         with tempfile.TemporaryDirectory() as folder:
             judge, work = scripts(folder, fail, worker)
             return verification.run(judge, work, dict(os.environ), folder, {"problem": "p"}, bytes.fromhex("ab" * 16),
-                                    timeout, log=lambda *a: None)
+                                    timeout, log=lambda *a: None, **options)
 
     def test_every_test_called_and_passed_is_a_pass_whatever_the_worker_forged(self):
         outcome = self.run_with()
@@ -76,6 +80,55 @@ class VerificationTest(unittest.TestCase):
         outcome = self.run_with(worker="crash")
         self.assertEqual(outcome.status, "CRASHED")
         self.assertEqual(outcome.exit_code, 3)
+
+    def test_a_pass_is_told_before_the_worker_ends(self):
+        told = []
+        began = time.monotonic()
+        outcome = self.run_with(worker="linger", timeout=3,
+                                on_passed=lambda o: told.append((o.status, len(o.results), time.monotonic() - began)))
+        self.assertEqual([("PASSED", 2)], [t[:2] for t in told])
+        self.assertLess(told[0][2], 2.5, "told before the worker's slow end")
+        self.assertEqual(outcome.status, "TIMEOUT", "a profiled worker that never ends leaves no figures")
+
+    def test_a_worker_whose_end_does_not_matter_is_not_waited_for(self):
+        began = time.monotonic()
+        outcome = self.run_with(worker="linger", timeout=30, await_worker=False)
+        self.assertEqual(outcome.status, "PASSED")
+        self.assertLess(time.monotonic() - began, 10)
+
+    def test_no_pass_is_told_for_a_failure(self):
+        told = []
+        self.assertEqual(self.run_with(fail="1", on_passed=told.append).status, "FAILED")
+        self.assertEqual([], told)
+
+    def test_a_run_no_longer_needed_when_it_starts_ends_at_once_with_its_processes(self):
+        told = []
+        outcome = self.run_with(on_start=lambda processes: told.extend(processes) or False)
+        self.assertEqual(outcome.status, "BROKEN")
+        self.assertEqual(2, len(told))
+        self.assertTrue(all(p.poll() is not None for p in told), "both killed")
+
+    def test_a_cancelled_judge_run_ends_its_processes(self):
+        from remote_agent.agent import JudgeRun
+        agent = types.SimpleNamespace()
+        with tempfile.TemporaryDirectory() as folder:
+            judge, work = scripts(folder, worker="hang")
+            # The agent's judged(): the run, told its processes as it starts them; the second test hangs.
+            agent.judged = lambda payload, toolchain, cwd, tool, run: (verification.run(
+                judge, work, dict(os.environ), folder, {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
+                log=lambda *a: None, on_start=run.hold), None)
+            run = JudgeRun(agent, None, None, folder)
+            while not run.processes:
+                time.sleep(0.05)
+            began = time.monotonic()
+            run.cancel()
+            self.assertNotEqual("PASSED", run.outcome().status)
+            self.assertLess(time.monotonic() - began, 10, "not the run's own 60 s limit")
+            self.assertTrue(all(p.poll() is not None for p in run.processes))
+            late = JudgeRun(agent, None, None, folder)
+            late.cancel()
+            self.assertNotEqual("PASSED", late.outcome().status, "cancelled as it starts: it never passes")
+            self.assertTrue(all(p.poll() is not None for p in late.processes))
 
     def test_a_worker_that_never_answers_times_out(self):
         outcome = self.run_with(worker="hang", timeout=3)
