@@ -54,7 +54,7 @@ def main():
     import torch  # before the job: a warm agent starts the judge before its payload arrives
     from torch.multiprocessing.reductions import reduce_tensor
     if torch.cuda.is_available():
-        torch.zeros(1, device="cuda")
+        worker.warm_kernels(torch)
     line = sys.stdin.readline()
     if not line.strip():
         return 0  # not needed after all

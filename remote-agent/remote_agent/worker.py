@@ -493,6 +493,36 @@ NO_CUPTI = "no-cupti"  # a serving worker: it times nothing (and under Nsight Co
 READY = "worker: ready for its job"
 
 
+def warm_kernels(torch):
+    """Launches once the device kernels every job uses (random inputs, the checks' arithmetic, the flush, the spin,
+    timing events), so that a process started before its job has them loaded: the CUDA runtime loads a kernel's
+    module on its first launch. Nothing here is kept or timed."""
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    torch.rand(1, generator=gen, device="cuda").item()
+    x = torch.randn(64, generator=gen, device="cuda")
+    copy, out = x.clone(), torch.empty_like(x)
+    out.fill_(float("nan"))
+    torch.equal(x, copy)
+    wide = copy.double()
+    want = torch.where(wide > 0, wide, wide * 0.5)
+    diff = (out.double() - want).abs()
+    bad = ~(diff <= 1e-5 + 1e-5 * want.abs())
+    int(bad.sum().item())
+    bad.nonzero()
+    finite = torch.where(torch.isfinite(diff), diff, torch.full_like(diff, float("inf")))
+    float((finite / want.abs().clamp_min(1e-12)).max().item())
+    sink = torch.empty((), dtype=torch.int64, device="cuda")
+    torch.sum(torch.ones(64, dtype=torch.int32, device="cuda"), dim=0, out=sink)
+    if getattr(torch.cuda, "_sleep", None) is not None:
+        torch.cuda._sleep(1000)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    end.record()
+    torch.cuda.synchronize()
+    start.elapsed_time(end)
+
+
 def _prepare(cupti=True):
     """A worker started before its job (``-``): PyTorch imported, the device's context made, and the profiler
     (CUPTI: the device-span guard's) through its first session, which costs seconds, while it waits. Not the
@@ -506,6 +536,8 @@ def _prepare(cupti=True):
             torch.zeros(1, device="cuda").add_(1)
             torch.cuda.synchronize()
         prof.events()
+    if torch.cuda.is_available():
+        warm_kernels(torch)
     print(READY, file=sys.stderr, flush=True)
 
 
