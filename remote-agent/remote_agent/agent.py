@@ -40,12 +40,15 @@ def build_plan(code, language, problem, toolchain):
 
 class Prestarted:
     """What a warm agent makes before its payload arrives: the work folder, the process that will run the solution
-    (Python, PyTorch, the device's context, CUPTI's first session) and, once that one is ready, the judge's pairs;
-    each confined as ever and waiting on its stdin for its job. Used by one submission only."""
+    (Python, PyTorch, the device's context, CUPTI's first session) with the plain judge's pair beside it (it checks
+    beside the solution's own check) and, once the solution's process is ready, the pair under the profiler (needed
+    only after the benchmark); each confined as ever and waiting on its stdin for its job. Used by one submission
+    only."""
 
     def __init__(self):
         self.process = self.ready = None
         self.pairs = {}  # the judge and its serving worker, by profiler (None: none)
+        self.pairs_started = {}  # when each pair was started (time.monotonic())
         self.work = make_work()
         try:
             self._start()
@@ -59,8 +62,15 @@ class Prestarted:
         self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True, preexec_fn=sandbox.confine)
-        # The judge's pairs (as verify() starts them: plain, and on NVIDIA under Nsight Compute for the timing
-        # cross-check) once the solution's process is ready: started together, they delayed it by 1-3 s on the H100.
+        # Started after the solution's process was ready, the plain pair was still starting for a fifth of
+        # back-to-back jobs (worker-h100/run18: started 1.7 s ahead, the judge took 1.2 s, not 0.3-0.45).
+        try:
+            self.pairs[None] = (verification.start(JUDGE_ARGV, env, self.work, sandbox.confine),
+                                verification.start(argv + ["-", worker_module.NO_CUPTI], env, self.work,
+                                                   sandbox.confine))
+            self.pairs_started[None] = time.monotonic()
+        except (OSError, subprocess.SubprocessError) as e:
+            log("agent: could not start the judge ahead:", repr(e))
         self.ready = threading.Thread(target=self._then_verify, args=(argv, env), daemon=True)
         self.ready.start()
 
@@ -75,8 +85,6 @@ class Prestarted:
         tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
         served = argv + ["-", worker_module.NO_CUPTI]
         try:
-            self.pairs[None] = (verification.start(JUDGE_ARGV, env, self.work, sandbox.confine),
-                                verification.start(served, env, self.work, sandbox.confine))
             if tool is not None:
                 def preexec():  # the profiler keeps the agent's user; ncu's heavy start yields to the job's work
                     os.nice(10)
@@ -84,6 +92,7 @@ class Prestarted:
                 self.pairs[tool] = (verification.start(JUDGE_ARGV, env, self.work, preexec), verification.start(
                     profiler.verify_command(tool, os.path.join(self.work, "verify-ncu.log"), served),
                     env, self.work, preexec))
+                self.pairs_started[tool] = time.monotonic()
         except (OSError, subprocess.SubprocessError) as e:
             log("agent: could not start the judge ahead:", repr(e))
 
@@ -92,6 +101,9 @@ class Prestarted:
         made."""
         self.ready.join()
         pair = self.pairs.pop(tool, None)
+        if pair is not None:
+            log("agent: the judge's processes%s were started %.1f s before they were needed" % (
+                " under " + tool if tool else "", time.monotonic() - self.pairs_started[tool]))
         return None if pair is None else (pair[0], pair[1], job_file)
 
     def take(self, job_file):
