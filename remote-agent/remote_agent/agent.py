@@ -214,7 +214,7 @@ class Agent:
                 return
             self._mark("the solution's process is done")
             self.device_end = _background(device.info)  # the device as the benchmark left it, read meanwhile
-            verdict = report.verdict or self.verdict(payload, problem)  # while the worker's process ends
+            verdict = report.verdict or self.verdict(payload, problem)  # benchmark mode: had before the benchmark
             if verdict is None:
                 return
             if self.ended(payload, report) is None:
