@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -289,9 +290,10 @@ public class ProcessSupervisorVerticle extends VerticleBase {
       @Override
       public void onLogPosition(int lines, String position) {
         // Stored once the events before it are: a restart resumes after them, never before.
-        run.lastEvent.onComplete(ar -> Bus.request(bus, Addresses.STORE_SUBMISSION_SET_LOG_OFFSET,
+        Future<?> after = run.lastEvent;
+        run.logPosition.offer(() -> after.transform(ar -> Bus.request(bus, Addresses.STORE_SUBMISSION_SET_LOG_OFFSET,
                 new JsonObject().put("submission_id", run.id).put("log_offset", lines).put("log_position", position))
-            .onFailure(error -> log.warn("could not store the log offset of {}: {}", run.id, error.toString())));
+            .onFailure(error -> log.warn("could not store the log offset of {}: {}", run.id, error.toString()))));
       }
     };
   }
@@ -417,6 +419,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     String lost;
     long timer = -1;
     Future<?> lastEvent = Future.succeededFuture();
+    /** The run's log position: each write stores where the lines whose events were stored by then end. */
+    final LatestWriter<Supplier<Future<?>>> logPosition = new LatestWriter<>(Supplier::get);
     /** The profiler report's pieces, until PROFILED says the run is done. */
     final ReportPieces report = new ReportPieces();
     /** Done once the report is stored (or known not to be): what the run says after PROFILED waits for it. */
