@@ -176,13 +176,18 @@ class Job:
                 self.exited = True
                 self.changed.notify_all()
 
-    def kill(self):
+    def kill(self, wait=False):
         """TERM to the job's process tree (the agent starts the solution's process in a session of its own), KILL
-        KILL_GRACE later; the tree is read first, while every process still has its parent."""
+        KILL_GRACE later; the tree is read first, while every process still has its parent. ``wait``: the KILL is
+        sent before this returns (a worker that is stopping: a timer of its would die with it)."""
         if self.process is None:
             return
         tree = process_tree(self.process.pid)
         _signal(tree, signal.SIGTERM)
+        if wait:
+            time.sleep(KILL_GRACE)
+            _signal(tree, signal.SIGKILL)
+            return
         timer = threading.Timer(KILL_GRACE, _signal, args=(tree, signal.SIGKILL))
         timer.daemon = True
         timer.start()
@@ -468,7 +473,7 @@ def main(argv):
     log("stopping")
     for slot in slots:
         if slot.job is not None:
-            slot.job.kill()
+            slot.job.kill(wait=True)
     for launcher in launchers:
         launcher.close()
     return 0

@@ -124,6 +124,19 @@ class Cancel(unittest.TestCase):
                         "the child in its own session is gone too")
 
 
+class Stop(unittest.TestCase):
+    def test_a_job_that_ignores_term_is_killed_before_a_stopping_worker_returns(self):
+        script = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('started', flush=True)\n" \
+                 "time.sleep(60)\n"
+        launcher = gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ))
+        job = gpu_worker.Job("j", "s")
+        launcher.launch(job, {})
+        with job.changed:
+            job.changed.wait_for(lambda: job.lines, timeout=10)
+        job.kill(wait=True)
+        self.assertEqual(-9, job.process.wait(timeout=0.1), "KILLed once TERM was ignored, before kill returned")
+
+
 def _state(pid):
     try:
         with open("/proc/%d/stat" % pid) as f:
