@@ -53,14 +53,18 @@ class LocalWorkersTest {
       assertEquals("BENCHMARKED", service.awaitFinished(b, WAIT).getString("status"));
       assertEquals("worker", service.submission(a).getString("backend"));
 
-      JsonArray workers = service.get("/api/admin/workers", TestService.ADMIN_TOKEN).json().getJsonArray("workers");
+      // A job is done when its worker's exit is taken, which follows the stored result: wait for both.
+      JsonArray workers = workers(service);
+      long until = System.nanoTime() + WAIT.toNanos();
+      while (jobsDone(workers) < 2 && System.nanoTime() < until) {
+        Thread.sleep(50);
+        workers = workers(service);
+      }
       assertEquals(2, workers.size(), workers.encode());
-      int done = 0;
       for (Object worker : workers) {
         assertEquals("local-workers", ((JsonObject) worker).getString("token_user"));
-        done += ((JsonObject) worker).getInteger("jobs_done");
       }
-      assertEquals(2, done, workers.encode());
+      assertEquals(2, jobsDone(workers), workers.encode());
       pids = ProcessHandle.allProcesses()
           .filter(p -> p.info().commandLine().orElse("").contains("remote_agent worker")
               && p.info().commandLine().orElse("").contains("127.0.0.1:" + service.port()))
@@ -75,5 +79,13 @@ class LocalWorkersTest {
     }
     assertTrue(pids.stream().noneMatch(Processes::alive), "the workers stopped with the service");
     assertTrue(Files.exists(service.dataDir().resolve("runs/local-workers/local.log")), "the worker's log is kept");
+  }
+
+  private static JsonArray workers(TestService service) throws Exception {
+    return service.get("/api/admin/workers", TestService.ADMIN_TOKEN).json().getJsonArray("workers");
+  }
+
+  private static int jobsDone(JsonArray workers) {
+    return workers.stream().mapToInt(worker -> ((JsonObject) worker).getInteger("jobs_done")).sum();
   }
 }

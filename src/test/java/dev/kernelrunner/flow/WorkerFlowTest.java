@@ -270,11 +270,14 @@ class WorkerFlowTest {
     List<Frame> frames = follow(id);
     assertEquals("ERROR", last(frames), frames.toString());
     assertTrue(frames.get(frames.size() - 1).data().getString("message").contains("no GPU"), frames.toString());
+    // One snapshot decides: between two reads the worker may be starting its next spare (no command line yet).
     long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!workerChildren(worker).isEmpty() && System.nanoTime() < deadline) {
+    List<String> left = workerChildren(worker);
+    while (!left.isEmpty() && System.nanoTime() < deadline) {
       Thread.sleep(50);
+      left = workerChildren(worker);
     }
-    assertEquals(List.of(), workerChildren(worker));
+    assertEquals(List.of(), left);
   }
 
   // ---- helpers
