@@ -47,8 +47,7 @@ class Prestarted:
 
     def __init__(self):
         self.process = self.ready = None
-        self.pairs = {}  # the judge and its serving worker, by profiler (None: none)
-        self.pairs_started = {}  # when each pair was started (time.monotonic())
+        self.pairs = {}  # (the judge, its serving worker, when they were started) by profiler (None: none)
         self.work = make_work()
         try:
             self._start()
@@ -62,19 +61,22 @@ class Prestarted:
         self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                         start_new_session=True, preexec_fn=sandbox.confine)
+        served = argv + ["-", worker_module.NO_CUPTI]
         # Started after the solution's process was ready, the plain pair was still starting for a fifth of
         # back-to-back jobs (worker-h100/run18: started 1.7 s ahead, the judge took 1.2 s, not 0.3-0.45).
-        try:
-            self.pairs[None] = (verification.start(JUDGE_ARGV, env, self.work, sandbox.confine),
-                                verification.start(argv + ["-", worker_module.NO_CUPTI], env, self.work,
-                                                   sandbox.confine))
-            self.pairs_started[None] = time.monotonic()
-        except (OSError, subprocess.SubprocessError) as e:
-            log("agent: could not start the judge ahead:", repr(e))
-        self.ready = threading.Thread(target=self._then_verify, args=(argv, env), daemon=True)
+        self._start_pair(None, served, env, sandbox.confine)
+        self.ready = threading.Thread(target=self._then_verify, args=(served, env), daemon=True)
         self.ready.start()
 
-    def _then_verify(self, argv, env):
+    def _start_pair(self, tool, served, env, preexec):
+        """The judge and its serving worker (``served``: its argv), as verify() runs them, waiting for their job."""
+        try:
+            self.pairs[tool] = (verification.start(JUDGE_ARGV, env, self.work, preexec),
+                                verification.start(served, env, self.work, preexec), time.monotonic())
+        except (OSError, subprocess.SubprocessError) as e:
+            log("agent: could not start the judge ahead:", repr(e))
+
+    def _then_verify(self, served, env):
         for line in self.process.stderr:
             if line.strip() == worker_module.READY:
                 break
@@ -83,28 +85,24 @@ class Prestarted:
             return
         toolchain = compiler.detect("cuda")
         tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
-        served = argv + ["-", worker_module.NO_CUPTI]
-        try:
-            if tool is not None:
-                def preexec():  # the profiler keeps the agent's user; ncu's heavy start yields to the job's work
-                    os.nice(10)
-                    sandbox.confine(drop=False)
-                self.pairs[tool] = (verification.start(JUDGE_ARGV, env, self.work, preexec), verification.start(
-                    profiler.verify_command(tool, os.path.join(self.work, "verify-ncu.log"), served),
-                    env, self.work, preexec))
-                self.pairs_started[tool] = time.monotonic()
-        except (OSError, subprocess.SubprocessError) as e:
-            log("agent: could not start the judge ahead:", repr(e))
+        if tool is not None:
+            def preexec():  # the profiler keeps the agent's user; ncu's heavy start yields to the job's work
+                os.nice(10)
+                sandbox.confine(drop=False)
+            self._start_pair(tool, profiler.verify_command(tool, os.path.join(self.work, "verify-ncu.log"), served),
+                             env, preexec)
 
     def take_pair(self, tool, job_file):
         """The judge and its serving worker (under ``tool``, or none), given the worker's job file; None if not
         made."""
         self.ready.join()
         pair = self.pairs.pop(tool, None)
-        if pair is not None:
-            log("agent: the judge's processes%s were started %.1f s before they were needed" % (
-                " under " + tool if tool else "", time.monotonic() - self.pairs_started[tool]))
-        return None if pair is None else (pair[0], pair[1], job_file)
+        if pair is None:
+            return None
+        judge, worker, started = pair
+        log("agent: the judge's processes%s were started %.1f s before they were needed" % (
+            " under " + tool if tool else "", time.monotonic() - started))
+        return judge, worker, job_file
 
     def take(self, job_file):
         """The process, given its job (its stdin stays open: the agent says when it may benchmark); None when it is
@@ -128,9 +126,9 @@ class Prestarted:
             self.process = None
         if self.ready is not None:
             self.ready.join()
-        for pair in self.pairs.values():
-            for process in pair:
-                Agent._kill(process)
+        for judge, worker, _ in self.pairs.values():
+            Agent._kill(judge)
+            Agent._kill(worker)
         self.pairs.clear()
 
 

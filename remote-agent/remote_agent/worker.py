@@ -532,16 +532,23 @@ def _prepare(cupti=True):
     the device-span guard's) through its first session, and the common kernels loaded, while it waits. No profiler
     session under Nsight Compute, which owns the counters there."""
     import torch
-    if torch.cuda.is_available() and not cupti:
-        torch.zeros(1, device="cuda")
-    elif torch.cuda.is_available():
-        with device_activity(torch) as prof:
-            torch.zeros(1, device="cuda").add_(1)
-            torch.cuda.synchronize()
-        _ = prof.function_events  # its records parsed once too
     if torch.cuda.is_available():
+        if cupti:
+            with device_activity(torch) as prof:
+                torch.zeros(1, device="cuda").add_(1)
+                torch.cuda.synchronize()
+            _ = prof.function_events  # its records parsed once too
         warm_kernels(torch)
     print(READY, file=sys.stderr, flush=True)
+
+
+def _done():
+    """DONE, then the process's end at once. The agent waits for this exit before it publishes, and an orderly end
+    (PyTorch, CUPTI, the device's context) took 0.7-0.9 s on the H100; the kernel releases all of it at exit anyway.
+    Nsight Compute around a serving worker has each kernel's figures as it profiles it, not at the exit."""
+    send("DONE")
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def main(argv):
@@ -567,9 +574,7 @@ def main(argv):
             return 0
         if job["mode"] == "serve":
             runner.serve_calls(sys.stdin)
-            send("DONE")
-            sys.stderr.flush()
-            os._exit(0)  # as below: Nsight Compute has each kernel's figures as it is profiled, not at exit
+            _done()
         send("PHASE", name="check")
         if not runner.check():
             return 0
@@ -579,11 +584,7 @@ def main(argv):
                 return 0  # the submission ended at the judge's verdict
             send("PHASE", name="benchmark")
             runner.benchmark()
-        send("DONE")
-        # Everything is said, and the agent waits for this exit before it publishes: an orderly end (PyTorch,
-        # CUPTI, the device's context) took 0.7-0.9 s on the H100; the kernel releases all of it at exit anyway.
-        sys.stderr.flush()
-        os._exit(0)
+        _done()
     except ImportError as e:
         send("ERROR", message="PyTorch is not installed on this machine", details=str(e))
         return 0

@@ -96,11 +96,7 @@ class Cancel(unittest.TestCase):
         # Its child in a session of its own, as the agent starts the solution's process.
         script = "import subprocess, time\nsubprocess.Popen(['sleep', '60'], start_new_session=True)\n" \
                  "print('started', flush=True)\ntime.sleep(60)\n"
-        launcher = gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ))
-        job = gpu_worker.Job("j", "s")
-        launcher.launch(job, {})
-        with job.changed:
-            job.changed.wait_for(lambda: job.lines, timeout=10)
+        job = _started_job(script)
         pgid = job.process.pid
         time.sleep(0.1)
         tree = gpu_worker.descendants(pgid)
@@ -128,13 +124,18 @@ class Stop(unittest.TestCase):
     def test_a_job_that_ignores_term_is_killed_before_a_stopping_worker_returns(self):
         script = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('started', flush=True)\n" \
                  "time.sleep(60)\n"
-        launcher = gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ))
-        job = gpu_worker.Job("j", "s")
-        launcher.launch(job, {})
-        with job.changed:
-            job.changed.wait_for(lambda: job.lines, timeout=10)
+        job = _started_job(script)
         job.kill(wait=True)
         self.assertEqual(-9, job.process.wait(timeout=0.1), "KILLed once TERM was ignored, before kill returned")
+
+
+def _started_job(script):
+    """A job whose command is the Python ``script``, once it has printed its first line."""
+    job = gpu_worker.Job("j", "s")
+    gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ)).launch(job, {})
+    with job.changed:
+        job.changed.wait_for(lambda: job.lines, timeout=10)
+    return job
 
 
 def _state(pid):
