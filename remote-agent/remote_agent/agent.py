@@ -49,6 +49,7 @@ class Prestarted:
         self.process = self.ready = None
         self.pairs = {}  # (the judge, its serving worker, when they were started) by profiler (None: none)
         self.work = make_work()
+        _background(device.nvml)  # NVML's start (the device's readings around the job), before the job
         try:
             self._start()
         except Exception:
@@ -301,7 +302,7 @@ class Agent:
         the device while it is timed. None when the submission is over (an error was sent)."""
         job = dict(self.job, mode="check" if payload.mode == "profile" else payload.mode, hold_before_benchmark=True)
         argv, env = self._worker_argv(work, job)
-        device_start = _background(device.info)  # nvidia-smi takes a while: read while the worker starts
+        device_start = _background(device.info)  # read while the worker starts
         child = self.prestarted.take(argv[-1]) if self.prestarted is not None else None
         if child is None:
             child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE,

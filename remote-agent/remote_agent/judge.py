@@ -18,6 +18,7 @@ import hmac
 import json
 import pickle
 import sys
+import time
 
 from remote_agent import worker
 
@@ -62,8 +63,10 @@ def main():
     secret = bytes.fromhex(job.pop("secret"))
     harness = worker.Harness(job, torch)
     for case in harness.problem.cases:
+        began = time.monotonic()
         data = harness.input_set(case, seed_for(secret, case["test_id"]))
         torch.cuda.synchronize()
+        made = time.monotonic()
         buffers = dict(data.inputs, **data.outputs)
         tensors = {name: reduce_tensor(buffers[name]) for kind, name in call_spec(harness.problem, case, data)
                    if kind == "tensor"}
@@ -78,7 +81,10 @@ def main():
             out.flush()
             return 0
         torch.cuda.synchronize()
+        called = time.monotonic()
         debug = harness.verify(case, data)
+        print("judge: test %d: inputs %.3f s, the call %.3f s, the check %.3f s" % (
+            case["test_id"], made - began, called - made, time.monotonic() - called), file=sys.stderr, flush=True)
         out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"],
                                            "status": "FAILED" if debug else "PASSED", "debug_info": debug},
                                           default=str) + "\n")

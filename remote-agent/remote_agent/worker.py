@@ -34,40 +34,6 @@ def _redirect_stdout():
     _protocol = os.fdopen(saved, "w", buffering=1)
 
 
-class Nvml:
-    """SM clock readings through NVML (microseconds a call); absent on machines without it."""
-    SM = 1
-
-    def __init__(self):
-        self.lib = None
-        try:
-            lib = ctypes.CDLL("libnvidia-ml.so.1")
-            if lib.nvmlInit_v2() == 0:
-                handle = ctypes.c_void_p()
-                if lib.nvmlDeviceGetHandleByIndex_v2(device.physical_index(), ctypes.byref(handle)) == 0:
-                    self.lib, self.handle = lib, handle
-        except OSError:
-            pass
-
-    def _clock(self, fn):
-        if self.lib is None:
-            return None
-        value = ctypes.c_uint()
-        return value.value if fn(self.handle, self.SM, ctypes.byref(value)) == 0 else None
-
-    def sm_clock(self):
-        return self._clock(self.lib.nvmlDeviceGetClockInfo) if self.lib else None
-
-    def max_sm_clock(self):
-        return self._clock(self.lib.nvmlDeviceGetMaxClockInfo) if self.lib else None
-
-    def temperature(self):
-        if self.lib is None:
-            return None
-        value = ctypes.c_uint()
-        return value.value if self.lib.nvmlDeviceGetTemperature(self.handle, 0, ctypes.byref(value)) == 0 else None
-
-
 def _persisting_l2_reset():
     """cuCtxResetPersistingL2Cache of the driver (NVIDIA): a kernel that set an access-policy window keeps no
     persisting lines from one timed run into the next. None where there is no such call: HIP has no persisting
@@ -229,7 +195,7 @@ class Runner(Harness):
         self.fn.restype = None
         self.fn.argtypes = [ctypes.c_void_p if p["pointer"] else CTYPES[p["type"]]
                             for p in self.problem.parameters]
-        self.nvml = Nvml()
+        self.nvml = device.nvml()
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
         # Twice the device's own L2, READ before every timed run: it evicts everything the last run left and
@@ -396,7 +362,11 @@ class Runner(Harness):
                   + "%.4f ms), median of %d" % (window, len(samples))
                   + (" (a short kernel: %d samples)" % rule.max_runs if many else "") + " unthrottled samples")
         small = stats.median(samples) < stats.SMALL_KERNEL_MS
+        began = time.monotonic()
         spans = self.device_spans(prepare, stats.SPAN_CALLS if small else 2, check_after) if guard else None
+        if spans:
+            print("worker: %d device spans in %.3f s" % (len(spans), time.monotonic() - began), file=sys.stderr,
+                  flush=True)
         span = stats.median(spans) if spans else None
         steady = {}
         if small and span is not None:
@@ -539,6 +509,7 @@ def _prepare(cupti=True):
                 torch.cuda.synchronize()
             _ = prof.function_events  # its records parsed once too
         warm_kernels(torch)
+    device.nvml()  # the clock readings' library, started
     print(READY, file=sys.stderr, flush=True)
 
 

@@ -137,7 +137,7 @@ def submit(code, name):
             "to_exit_s": round(run["exit"][1] - start, 3) if run["exit"] else None, "phases": phases,
             "verification": last.get("verification"), "avg_runtime_ms": last.get("avg_runtime_ms"),
             "exit": run["exit"][0] if run["exit"] else None,
-            "tail": [line for line in (run["exit"][2] or []) if line.startswith(("agent:", "worker: test"))]
+            "tail": [line for line in (run["exit"][2] or []) if line.startswith(("agent:", "worker: ", "judge: judge:"))]
             if run["exit"] and last.get("type") == "BENCHMARKED" else (run["exit"][2] or [])[-5:] if run["exit"]
             else None}
 

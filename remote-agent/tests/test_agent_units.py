@@ -124,6 +124,73 @@ class DeviceIndexTest(unittest.TestCase):
         self.assertEqual(device.physical_index({"CUDA_VISIBLE_DEVICES": "GPU-8a1b"}), 0)
 
 
+class FakeNvml:
+    """NVML's calls as nvml.h declares them: 0 (NVML_SUCCESS) and the value written through the last pointer."""
+    def __init__(self, failing=()):
+        self.failing = failing
+
+    def _answer(self, name, ref, value):
+        if name in self.failing:
+            return 999  # NVML_ERROR_UNKNOWN
+        ref._obj.value = value
+        return 0
+
+    def nvmlDeviceGetClockInfo(self, handle, kind, ref):
+        return self._answer("clock", ref, {1: 1755}[kind])
+
+    def nvmlDeviceGetMaxClockInfo(self, handle, kind, ref):
+        return self._answer("max_clock", ref, {1: 1980}[kind])
+
+    def nvmlDeviceGetTemperature(self, handle, sensor, ref):
+        return self._answer("temperature", ref, 41)
+
+    def nvmlDeviceGetPowerUsage(self, handle, ref):
+        return self._answer("power", ref, 118_734)  # milliwatts
+
+    def nvmlDeviceGetMemoryInfo(self, handle, ref):
+        ref._obj.total = 81_559 * 1024 * 1024
+        return 0
+
+    def nvmlDeviceGetName(self, handle, buffer, size):
+        buffer.value = b"NVIDIA H100 80GB HBM3"
+        return 0
+
+    def nvmlSystemGetDriverVersion(self, buffer, size):
+        buffer.value = b"580.159.04"
+        return 0
+
+
+class NvmlTest(unittest.TestCase):
+    def nvml(self, lib):
+        from remote_agent import device
+        nvml = device.Nvml.__new__(device.Nvml)
+        nvml.lib, nvml.handle = lib, object()
+        return nvml
+
+    def test_a_snapshot_has_nvidia_smis_fields_in_its_units(self):
+        from remote_agent import device
+        snapshot = self.nvml(FakeNvml()).snapshot()
+        self.assertEqual({"name": "NVIDIA H100 80GB HBM3", "memory_mib": 81559, "driver": "580.159.04",
+                          "sm_clock_mhz": 1755, "max_sm_clock_mhz": 1980, "temperature_c": 41, "power_w": 118.734,
+                          "source": "nvml"}, snapshot)
+        self.assertEqual(set(device.NVIDIA_KEYS) | {"source"}, set(snapshot))
+
+    def test_a_reading_nvml_refuses_is_none(self):
+        nvml = self.nvml(FakeNvml(failing=("clock", "power")))
+        self.assertIsNone(nvml.sm_clock())
+        self.assertIsNone(nvml.snapshot()["power_w"])
+        self.assertEqual(1980, nvml.max_sm_clock())
+
+    def test_without_nvml_every_reading_is_none(self):
+        from remote_agent import device
+        nvml = device.Nvml(index=0)  # this machine has no NVIDIA driver; where it has, the real one answers
+        if nvml.lib is None:
+            self.assertIsNone(nvml.snapshot())
+            self.assertEqual((None, None, None), (nvml.sm_clock(), nvml.max_sm_clock(), nvml.temperature()))
+        else:
+            self.assertEqual("nvml", nvml.snapshot()["source"])
+
+
 class StatsTest(unittest.TestCase):
     def fake(self, values):
         it = iter(values)
