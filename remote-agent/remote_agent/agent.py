@@ -128,8 +128,7 @@ class Prestarted:
         if self.ready is not None:
             self.ready.join()
         for judge, worker, _ in self.pairs.values():
-            Agent._kill(judge)
-            Agent._kill(worker)
+            verification._kill(judge, worker)
         self.pairs.clear()
 
 
