@@ -101,7 +101,7 @@ await scenario("sign-in-and-benchmark", async (page) => {
   await page.getByLabel("Language").selectOption("cuda");
   assert.match(await page.getByLabel("Code", { exact: true }).inputValue(), /leaky_relu_kernel<<<blocks, threads>>>/);
   const gpuOptions = await page.getByLabel("GPU type", { exact: true }).locator("option").allTextContents();
-  assert.ok(gpuOptions.some((o) => o.startsWith("local (local")), gpuOptions.join(", "));
+  assert.ok(gpuOptions.some((o) => o.startsWith("local (")), gpuOptions.join(", "));
   await page.screenshot({ path: shots + "/submit-form.png", fullPage: true });
 
   await submitCode(page, "// agent: replay:ok-cuda-leaky-relu\n");

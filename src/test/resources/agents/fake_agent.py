@@ -88,7 +88,9 @@ def main():
         return
     if behaviour == "snoop":
         # What user code can see from where the agent runs: its identity, its environment, the service's.
-        data_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(payload_path))))
+        # HOME is DATA_DIR/runs/<id> for a child process of the service, DATA_DIR/runs/local-workers for a job of
+        # a local worker.
+        data_dir = os.path.dirname(os.path.dirname(os.path.abspath(os.environ["HOME"])))
         reads = {}
         for path in [os.path.join(data_dir, "postgres.password"), os.path.join(data_dir, "kernel-runner.lock"),
                      "/proc/%d/environ" % os.getppid(), payload_path]:

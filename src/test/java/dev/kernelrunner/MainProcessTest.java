@@ -171,8 +171,10 @@ class MainProcessTest {
       JsonObject seen = new JsonObject(submission.getJsonObject("error").getString("details"));
       JsonObject env = seen.getJsonObject("env");
       for (String name : env.fieldNames()) {
+        // PYTHONPATH is this test's AGENT_ENV; a local worker's job also has its slot's GPU.
         assertTrue(java.util.Set.of("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "HOME", "PYTHONUNBUFFERED",
-            "PYTHONDONTWRITEBYTECODE", "KERNEL_RUNNER_SUBMISSION_ID", "PWD").contains(name),
+            "PYTHONDONTWRITEBYTECODE", "KERNEL_RUNNER_SUBMISSION_ID", "PWD", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
+            "HIP_VISIBLE_DEVICES").contains(name),
             "only an explicit environment reaches the agent, not " + name + ": " + env.encode());
       }
       String everything = seen.encode();
@@ -226,6 +228,8 @@ class MainProcessTest {
     builder.environment().put("HTTP_HOST", "127.0.0.1");
     builder.environment().put("AGENT_COMMAND", "python3 " + dev.kernelrunner.support.TestService.FAKE_AGENT);
     builder.environment().put("AGENT_WORKDIR", dev.kernelrunner.support.TestService.agentWorkdir(dataDir).toString());
+    // The local worker (python3 -m remote_agent worker) runs in AGENT_WORKDIR, a scratch folder here.
+    builder.environment().put("AGENT_ENV", "PYTHONPATH=" + dev.kernelrunner.support.TestAgents.path("remote-agent"));
     builder.environment().putAll(env);
     return builder;
   }

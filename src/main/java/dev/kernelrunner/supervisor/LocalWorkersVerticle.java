@@ -20,8 +20,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code LOCAL_WORKERS=true}: this host's GPU types are served the way other machines' are, by workers that pull
- * jobs over the worker API: one worker process per local type ({@code LOCAL_WORKER_COMMAND} in AGENT_WORKDIR, in the
+ * By default ({@code LOCAL_WORKERS=true}) this host's GPU types are served the way other machines' are, by workers
+ * that pull jobs over the worker API: one worker process per local type ({@code LOCAL_WORKER_COMMAND} in AGENT_WORKDIR, in the
  * agent sandbox) with one slot per {@code LOCAL_MAX_CONCURRENT} ({@code --gpus 0,1,...}), and a worker token the
  * service made for them at start and revokes when it stops. A custom {@code AGENT_COMMAND} keeps its meaning: the
  * workers run it once per job ({@code --job-command}); the default one means the worker's warm path. A worker

@@ -25,6 +25,8 @@ class ConfigLoaderTest {
     assertEquals(Path.of("remote-agent"), config.agent().workdir());
     assertEquals(List.of("local"), config.local().gpuTypes());
     assertEquals(1, config.local().maxConcurrent());
+    assertTrue(config.local().viaWorkers(), "this host's GPUs are served by local workers by default");
+    assertEquals("worker", config.gpuTypes().get("local").backend());
     assertEquals(Duration.ofSeconds(30), config.sse().disconnectGrace());
     assertEquals(Duration.ofSeconds(15), config.sse().heartbeat());
     assertEquals(262144, config.http().maxCodeBytes());
@@ -48,6 +50,7 @@ class ConfigLoaderTest {
         Map.entry("AGENT_COMMAND", "/opt/agent --flag 'two words' \"and more\""),
         Map.entry("LOCAL_GPU_TYPES", "H100, A100 ,"),
         Map.entry("LOCAL_MAX_CONCURRENT", "3"),
+        Map.entry("LOCAL_WORKERS", "false"),
         Map.entry("DISCONNECT_GRACE_SECONDS", "5"),
         Map.entry("SSE_HEARTBEAT_SECONDS", "2"),
         Map.entry("MAX_CODE_BYTES", "1000"),
@@ -151,7 +154,9 @@ class ConfigLoaderTest {
   @Test
   void localTypesWinOverTheDstackType() {
     AppConfig config = ConfigLoader.load(Map.of("LOCAL_GPU_TYPES", "MI300X"));
-    assertEquals("local", config.gpuTypes().get("MI300X").backend());
+    assertEquals("worker", config.gpuTypes().get("MI300X").backend());
+    AppConfig children = ConfigLoader.load(Map.of("LOCAL_GPU_TYPES", "MI300X", "LOCAL_WORKERS", "false"));
+    assertEquals("local", children.gpuTypes().get("MI300X").backend());
   }
 
   @Test

@@ -32,7 +32,10 @@ class QueueAndCancelTest {
 
   @BeforeAll
   static void start(Vertx vertx) throws Exception {
-    service = TestService.start(vertx, Map.of("LOCAL_MAX_CONCURRENT", "1", "MAX_ACTIVE_PER_USER", "10"));
+    // The child-process backend (LOCAL_WORKERS=false): its slot is free from the start, and the registry holds
+    // each agent's pid.
+    service = TestService.start(vertx, Map.of("LOCAL_MAX_CONCURRENT", "1", "MAX_ACTIVE_PER_USER", "10",
+        "LOCAL_WORKERS", "false"));
     carol = service.userToken("carol");
   }
 

@@ -34,7 +34,8 @@ class RestartReconciliationTest {
   void restartRequeuesOnceKillsLeftoversAndFinishesEverything(Vertx vertx) throws Exception {
     String databaseUrl = TestDatabase.freshDatabase();
     Path dataDir = Files.createTempDirectory("kr-restart");
-    Map<String, String> oneSlot = Map.of("LOCAL_MAX_CONCURRENT", "1");
+    // The child-process backend (LOCAL_WORKERS=false): a leftover agent is a pid the last run stored.
+    Map<String, String> oneSlot = Map.of("LOCAL_MAX_CONCURRENT", "1", "LOCAL_WORKERS", "false");
 
     TestService first = TestService.start(vertx, oneSlot, databaseUrl, dataDir);
     String token = first.userToken("kate");

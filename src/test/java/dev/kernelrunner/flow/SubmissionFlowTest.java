@@ -71,7 +71,7 @@ class SubmissionFlowTest {
     JsonObject stored = service.get("/api/submissions/" + id, alice).json();
     assertEquals("BENCHMARKED", stored.getString("status"));
     assertEquals("alice", stored.getString("user_id"));
-    assertEquals("local", stored.getString("backend"));
+    assertEquals("worker", stored.getString("backend")); // this host's GPUs are served by local workers
     assertEquals(0.75, stored.getDouble("avg_runtime_ms"));
     assertEquals(75.0, stored.getDouble("avg_gflops"));
     assertEquals(2, stored.getJsonArray("test_results").size());

@@ -66,8 +66,9 @@ class WorkerFlowTest {
   }
 
   private Map<String, String> env() {
+    // No local GPU types: the only workers are the ones a test starts (local ones would be listed beside them).
     return Map.of("WORKER_GPU_TYPES", GPU, "WORKER_LOST_SECONDS", "2", "HTTP_PORT", String.valueOf(port),
-        "MAX_ACTIVE_PER_USER", "20");
+        "MAX_ACTIVE_PER_USER", "20", "LOCAL_GPU_TYPES", "");
   }
 
   @AfterEach

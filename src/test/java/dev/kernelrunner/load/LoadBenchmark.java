@@ -78,6 +78,8 @@ public final class LoadBenchmark {
     builder.environment().put("SSE_MAX_STREAMS_PER_USER", "100000");
     builder.environment().put("LOG_LEVEL", "WARN");
     builder.environment().remove("DSTACK_SERVER_URL");
+    // Without -Dworkers, the local backend as a child process per submission (its figures in docs/benchmarks.md).
+    builder.environment().put("LOCAL_WORKERS", "false");
     if (workers > 0) {
       builder.environment().put("LOCAL_GPU_TYPES", "");
       builder.environment().put("WORKER_GPU_TYPES", "load-gpu");

@@ -72,6 +72,7 @@ public final class TestService implements AutoCloseable {
     env.put("SSE_HEARTBEAT_SECONDS", "1");
     env.put("DISCONNECT_GRACE_SECONDS", "2");
     env.put("KILL_GRACE_SECONDS", "1");
+    env.put("AGENT_ENV", "PYTHONPATH=" + TestAgents.path("remote-agent"));
     env.putAll(overrides);
     AppConfig config = ConfigLoader.load(env);
     App app = App.deploy(vertx, config, databaseUrl, meters).toCompletionStage().toCompletableFuture()
