@@ -45,11 +45,14 @@ public class HttpVerticle extends VerticleBase {
   private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
 
   private final TokenCache tokens = new TokenCache(System::nanoTime);
+  /** How long after the start a local GPU type may still be without its worker before readiness says so. */
+  private static final Duration LOCAL_WORKERS_GRACE = Duration.ofSeconds(15);
   /** Open SSE streams per user (a stream counts from its opening until it ends). */
   private final Map<String, Integer> streamsByUser = new java.util.HashMap<>();
 
   private final AppConfig config;
   private final Map<String, GpuType> gpuTypes;
+  private long started;
   private final PrometheusMeterRegistry meters;
   private final SseMeters sseMeters;
   private ProblemCatalog problems;
@@ -72,6 +75,7 @@ public class HttpVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    started = System.nanoTime();
     bus = vertx.eventBus();
     // A token revoked anywhere (the service revokes its own workers' tokens too) is refused at once.
     bus.consumer(Addresses.TOKENS_REVOKED, message -> tokens.clear());
@@ -221,8 +225,9 @@ public class HttpVerticle extends VerticleBase {
   }
 
   /**
-   * 503 only when the database is down (nothing works then). A dstack CLI or fleet that is not usable makes
-   * the service DEGRADED (200: local GPU types still work) and is named in {@code failed}.
+   * 503 only when the database is down (nothing works then). A dstack server or fleet that is not usable, or a
+   * local GPU type without its worker, makes the service DEGRADED (200: the rest still works), named in
+   * {@code failed}.
    */
   private void ready(RoutingContext ctx) {
     Future<JsonObject> database = Bus.request(bus, Addresses.STORE_PING, new JsonObject(), Duration.ofSeconds(5))
@@ -231,12 +236,21 @@ public class HttpVerticle extends VerticleBase {
     Future<JsonObject> dstack = Bus.request(bus, Addresses.FLEET_HEALTH, new JsonObject(), Duration.ofSeconds(10))
         .otherwise(e -> new JsonObject().put("dstack", new JsonObject().put("status", "UNKNOWN")
             .put("error", e.getMessage())));
-    Future.join(database, dstack).onComplete(ar -> {
+    java.util.List<String> localTypes = config.local().viaWorkers() ? config.local().gpuTypes() : java.util.List.of();
+    Future<JsonObject> localWorkers = localTypes.isEmpty() ? Future.succeededFuture()
+        : Bus.request(bus, Addresses.WORKERS_LIST, new JsonObject(), Duration.ofSeconds(5))
+            .map(list -> LocalWorkersHealth.check(localTypes, list.getJsonArray("workers", new JsonArray()),
+                Duration.ofNanos(System.nanoTime() - started), LOCAL_WORKERS_GRACE))
+            .otherwise(e -> new JsonObject().put("status", "UNKNOWN").put("error", e.getMessage()));
+    Future.join(database, dstack, localWorkers).onComplete(ar -> {
       JsonObject checks = new JsonObject().put("database", database.result());
       JsonObject fleetHealth = dstack.result();
       checks.put("dstack", fleetHealth.getJsonObject("dstack"));
       JsonObject fleets = fleetHealth.getJsonObject("fleets", new JsonObject());
       fleets.forEach(entry -> checks.put("fleet:" + entry.getKey(), entry.getValue()));
+      if (localWorkers.result() != null) {
+        checks.put("local-workers", localWorkers.result());
+      }
       JsonArray failed = new JsonArray();
       checks.forEach(entry -> {
         String status = ((JsonObject) entry.getValue()).getString("status");

@@ -30,6 +30,8 @@ import org.slf4j.LoggerFactory;
 public class LocalWorkersVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LocalWorkersVerticle.class);
   private static final String DEFAULT_AGENT = "python3 -m remote_agent";
+  /** The user of the workers' token: how the rest of the service tells this host's workers from others. */
+  public static final String TOKEN_USER = "local-workers";
 
   private final AppConfig config;
   private final IntSupplier port;
@@ -55,7 +57,7 @@ public class LocalWorkersVerticle extends VerticleBase {
       sandbox.handOver(home);
       return null;
     }, false).compose(v -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
-            .put("user_id", "local-workers").put("role", "worker").put("created_by", "service")))
+            .put("user_id", TOKEN_USER).put("role", "worker").put("created_by", "service")))
         .compose(created -> {
           token = created.getString("token");
           tokenId = created.getString("id");
