@@ -11,6 +11,8 @@ public final class Addresses {
   public static final String TRACKER_QUEUES = "tracker.queues";
   /** Body {@code {gpu_type, capacity}}: a worker type's connected workers changed. */
   public static final String TRACKER_CAPACITY = "tracker.capacity";
+  /** A GPU type that cannot run anything now: its queued submissions end as ERROR ({gpu_type, message, details}). */
+  public static final String TRACKER_FAIL_QUEUED = "tracker.fail-queued";
 
   // Worker hub (bodies: dev.kernelrunner.workers.WorkerProtocol records)
   public static final String WORKERS_CONNECT = "workers.connect";

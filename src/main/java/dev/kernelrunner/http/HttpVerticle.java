@@ -29,6 +29,7 @@ import io.vertx.ext.web.handler.StaticHandler;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -236,7 +237,7 @@ public class HttpVerticle extends VerticleBase {
     Future<JsonObject> dstack = Bus.request(bus, Addresses.FLEET_HEALTH, new JsonObject(), Duration.ofSeconds(10))
         .otherwise(e -> new JsonObject().put("dstack", new JsonObject().put("status", "UNKNOWN")
             .put("error", e.getMessage())));
-    java.util.List<String> localTypes = config.local().viaWorkers() ? config.local().gpuTypes() : java.util.List.of();
+    List<String> localTypes = config.local().viaWorkers() ? config.local().gpuTypes() : List.of();
     Future<JsonObject> localWorkers = localTypes.isEmpty() ? Future.succeededFuture()
         : Bus.request(bus, Addresses.WORKERS_LIST, new JsonObject(), Duration.ofSeconds(5))
             .map(list -> LocalWorkersHealth.check(localTypes, list.getJsonArray("workers", new JsonArray()),

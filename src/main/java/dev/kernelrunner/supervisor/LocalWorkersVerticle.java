@@ -9,6 +9,7 @@ import io.vertx.core.json.JsonObject;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,11 @@ public class LocalWorkersVerticle extends VerticleBase {
   private final AppConfig config;
   private final IntSupplier port;
   private final Map<String, Process> processes = new ConcurrentHashMap<>();
+  /** Per type, how many times in a row its worker ended within {@link #QUICK_EXIT} of its start. */
+  private final Map<String, Integer> quickExits = new ConcurrentHashMap<>();
+  /** A worker that ends this soon after its start did not start; {@link #FAILING} such ends in a row: it cannot. */
+  static final Duration QUICK_EXIT = Duration.ofSeconds(10);
+  static final int FAILING = 3;
   private AgentSandbox sandbox;
   private Path home;
   private String token;
@@ -96,21 +102,58 @@ public class LocalWorkersVerticle extends VerticleBase {
       sandbox.apply(builder, home, "local-workers");
       builder.environment().remove("KERNEL_RUNNER_SUBMISSION_ID");
       builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", token);
+      long started = System.nanoTime();
       Process process = builder.start();
       processes.put(gpuType, process);
       log.info("local worker for {} started (pid {}, {} slots)", gpuType, process.pid(), config.local().maxConcurrent());
       process.onExit().thenRun(() -> {
         if (!stopping) {
-          log.warn("local worker for {} exited ({}): starting it again (see {})", gpuType, process.exitValue(),
-              home.resolve(gpuType + ".log"));
-          vertx.setTimer(1000, t -> vertx.executeBlocking(() -> {
-            launch(gpuType);
-            return null;
-          }, false));
+          exited(gpuType, process.exitValue(), Duration.ofNanos(System.nanoTime() - started));
         }
       });
     } catch (Exception e) {
       log.error("local worker for {} did not start: {}", gpuType, e.toString());
+    }
+  }
+
+  /**
+   * Starts a worker that ended again, after a pause that grows while it keeps ending at once (1 s, doubling to
+   * 16 s). One that cannot start fails its type's queued submissions (ERROR) each time it ends, rather than leave
+   * them waiting for a worker that is not coming, and the service's log gets the end of the worker's.
+   */
+  private void exited(String gpuType, int code, Duration ran) {
+    Path logFile = home.resolve(gpuType + ".log");
+    int quick = ran.compareTo(QUICK_EXIT) < 0 ? quickExits.merge(gpuType, 1, Integer::sum) : 0;
+    if (quick == 0) {
+      quickExits.remove(gpuType);
+    }
+    log.warn("local worker for {} exited ({}) after {} s: starting it again (see {})", gpuType, code,
+        ran.toSeconds(), logFile);
+    if (quick >= FAILING) {
+      // The log's end is the operator's to read, not the submitters' (a worker's log names others' jobs).
+      vertx.executeBlocking(() -> tail(logFile), false).onSuccess(tail -> log.error(
+          "local worker for {} does not start; the end of {}:\n{}", gpuType, logFile, tail));
+      Bus.request(vertx.eventBus(), Addresses.TRACKER_FAIL_QUEUED, new JsonObject().put("gpu_type", gpuType)
+              .put("message", "this host's worker for " + gpuType + " does not start (it ended " + quick
+                  + " times in a row within seconds, last with code " + code + "): the service's log says why"))
+          .onSuccess(reply -> log.error("local worker for {} does not start: {} queued submission(s) ended as ERROR",
+              gpuType, reply.getInteger("ended")))
+          .onFailure(error -> log.error("local worker for {} does not start: {}", gpuType, error.toString()));
+    }
+    long pause = 1000L << Math.min(4, Math.max(0, quick - 1));
+    vertx.setTimer(pause, t -> vertx.executeBlocking(() -> {
+      launch(gpuType);
+      return null;
+    }, false));
+  }
+
+  /** The worker log's last lines (what it said before it ended). */
+  private static String tail(Path logFile) {
+    try {
+      List<String> lines = Files.readAllLines(logFile);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+    } catch (java.io.IOException e) {
+      return "";
     }
   }
 

@@ -89,7 +89,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         Bus.serve(bus, Addresses.SUBMISSIONS_PROGRESS, this::progress, log),
         Bus.serve(bus, Addresses.TRACKER_CANCEL, this::cancel, log),
         Bus.serve(bus, Addresses.TRACKER_QUEUES, this::queueState, log),
-        Bus.serve(bus, Addresses.TRACKER_CAPACITY, this::capacityChanged, log))))
+        Bus.serve(bus, Addresses.TRACKER_CAPACITY, this::capacityChanged, log),
+        Bus.serve(bus, Addresses.TRACKER_FAIL_QUEUED, this::failQueued, log))))
         .compose(v -> reattach())
         .onSuccess(v -> {
           sweep();
@@ -358,6 +359,26 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     capacity.put(gpuType, body.getInteger("capacity"));
     dispatch(gpuType);
     return Future.succeededFuture(new JsonObject());
+  }
+
+  /**
+   * The GPU type cannot run anything now (its local worker does not start): the submissions waiting for it end as
+   * ERROR with the reason, rather than wait for a worker that is not coming.
+   */
+  private Future<JsonObject> failQueued(JsonObject body) {
+    String gpuType = body.getString("gpu_type");
+    FairQueue<Tracked> queue = queues.get(gpuType);
+    if (queue == null) {
+      return Future.failedFuture(new dev.kernelrunner.bus.Failures.CodedException(404, "no GPU type " + gpuType));
+    }
+    List<Tracked> waiting = new ArrayList<>();
+    queue.forEach(waiting::add);
+    for (Tracked tracked : waiting) {
+      queue.remove(tracked);
+      accept(tracked, EventType.ERROR, new JsonObject().put("message", body.getString("message"))
+          .put("details", body.getString("details", "")), null).onComplete(ar -> active.remove(tracked.id));
+    }
+    return Future.succeededFuture(new JsonObject().put("ended", waiting.size()));
   }
 
   // ---- storing and publishing events

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * LOCAL_WORKERS=true: the service starts this host's workers itself (the real worker, running AGENT_COMMAND, the
+ * LOCAL_WORKERS=true (the default): the service starts this host's workers itself (the real worker, running AGENT_COMMAND, the
  * fake agent, once per job), one slot per LOCAL_MAX_CONCURRENT, with a token of their own; submissions go through
  * them like any worker's; stopping the service stops them.
  */
@@ -30,7 +30,7 @@ class LocalWorkersTest {
 
   @Test
   void localGpusAreServedByWorkersTheServiceStartsAndStops(Vertx vertx) throws Exception {
-    TestService service = TestService.start(vertx, Map.of("LOCAL_WORKERS", "true", "LOCAL_MAX_CONCURRENT", "2",
+    TestService service = TestService.start(vertx, Map.of("LOCAL_MAX_CONCURRENT", "2",
         "AGENT_ENV", "PYTHONPATH=" + TestAgents.path("remote-agent"), "MAX_ACTIVE_PER_USER", "10"));
     List<Long> pids;
     try {
@@ -87,5 +87,21 @@ class LocalWorkersTest {
 
   private static int jobsDone(JsonArray workers) {
     return workers.stream().mapToInt(worker -> ((JsonObject) worker).getInteger("jobs_done")).sum();
+  }
+
+  /**
+   * A local worker that cannot start (here its command is `false`) would leave its type's submissions waiting for
+   * ever: after three ends in a row within seconds of their start, what waits ends as ERROR saying why.
+   */
+  @Test
+  void submissionsForALocalWorkerThatCannotStartEndAsErrors(Vertx vertx) throws Exception {
+    try (TestService service = TestService.start(vertx, Map.of("LOCAL_WORKER_COMMAND", "false"))) {
+      String token = service.userToken("max");
+      String id = service.submit(token, "// agent: ok");
+      JsonObject ended = service.awaitFinished(id, WAIT);
+      assertEquals("ERROR", ended.getString("status"), ended.encode());
+      String message = ended.getJsonObject("error").getString("message");
+      assertTrue(message.contains("worker for local does not start"), message);
+    }
   }
 }
