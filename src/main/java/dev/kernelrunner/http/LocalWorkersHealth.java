@@ -21,7 +21,8 @@ final class LocalWorkersHealth {
   /** {@code workers}: {@code workers.list}'s entries; {@code up}: how long the service has been listening. */
   static JsonObject check(List<String> localTypes, JsonArray workers, Duration up, Duration grace) {
     Set<String> served = workers.stream().map(w -> (JsonObject) w)
-        .filter(w -> LocalWorkersVerticle.TOKEN_USER.equals(w.getString("token_user")) && w.getBoolean("connected", false))
+        .filter(w -> LocalWorkersVerticle.TOKEN_USER.equals(w.getString("token_user"))
+            && w.getBoolean("connected", false))
         .map(w -> w.getString("gpu_type")).collect(Collectors.toSet());
     List<String> missing = localTypes.stream().filter(t -> !served.contains(t)).toList();
     if (missing.isEmpty()) {

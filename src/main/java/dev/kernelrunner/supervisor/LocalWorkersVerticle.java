@@ -22,11 +22,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * By default ({@code LOCAL_WORKERS=true}) this host's GPU types are served the way other machines' are, by workers
- * that pull jobs over the worker API: one worker process per local type ({@code LOCAL_WORKER_COMMAND} in AGENT_WORKDIR, in the
- * agent sandbox) with one slot per {@code LOCAL_MAX_CONCURRENT} ({@code --gpus 0,1,...}), and a worker token the
- * service made for them at start and revokes when it stops. A custom {@code AGENT_COMMAND} keeps its meaning: the
- * workers run it once per job ({@code --job-command}); the default one means the worker's warm path. A worker
- * that dies is started again a second later; stopping the service stops them (TERM, then KILL).
+ * that pull jobs over the worker API: one worker process per local type ({@code LOCAL_WORKER_COMMAND} in
+ * AGENT_WORKDIR, in the agent sandbox) with one slot per {@code LOCAL_MAX_CONCURRENT} ({@code --gpus 0,1,...}), and
+ * a worker token the service made for them at start and revokes when it stops. A custom {@code AGENT_COMMAND} keeps
+ * its meaning: the workers run it once per job ({@code --job-command}); the default one means the worker's warm
+ * path. A worker that ends is started again ({@code exited}); stopping the service stops them (TERM, then
+ * KILL).
  */
 public class LocalWorkersVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LocalWorkersVerticle.class);
@@ -147,11 +148,13 @@ public class LocalWorkersVerticle extends VerticleBase {
     }, false));
   }
 
-  /** The worker log's last lines (what it said before it ended). */
+  /** The worker log's last 4 KB (what it said before it ended; the log grows for as long as the service runs). */
   private static String tail(Path logFile) {
-    try {
-      List<String> lines = Files.readAllLines(logFile);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+    try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(logFile.toFile(), "r")) {
+      byte[] end = new byte[(int) Math.min(4096, file.length())];
+      file.seek(file.length() - end.length);
+      file.readFully(end);
+      return new String(end, java.nio.charset.StandardCharsets.UTF_8);
     } catch (java.io.IOException e) {
       return "";
     }
