@@ -376,6 +376,8 @@ class Slot:
                     break
                 batch = _batch(job.lines, acked)
                 exited = job.exited and not batch
+            if exited and self.stop.is_set():
+                break  # the worker stops and has ended its job: not the job's own end (the service re-queues it)
             try:
                 if batch:
                     reply = self.service.post("/api/worker/jobs/%s/lines" % job.id, {"from": acked, "lines": batch})

@@ -90,6 +90,25 @@ class SendsEveryLineOnceInOrder(unittest.TestCase):
         self.assertTrue(state["dropped"])
         self.assertFalse(os.path.exists(job.folder), "the payload's folder goes with the job")
 
+    def test_a_stopping_worker_does_not_report_the_job_it_ended_as_the_jobs_end(self):
+        script = "import time\nprint('started', flush=True)\ntime.sleep(60)\n"
+        FlakyService.state["dropped"] = True  # every answer arrives: the worker then waits for the job's next line
+        launcher = gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ))
+        stop = threading.Event()
+        slot = gpu_worker.Slot(self.service, "H100", "h", "d", launcher, stop)
+        job = slot.take("job-2", "s-2", {"event_key": "k"})
+        deadline = time.time() + 20
+        while FlakyService.state["lines"] != ["started"] and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(["started"], FlakyService.state["lines"])
+        time.sleep(0.2)  # its answer taken
+        stop.set()  # as SIGTERM does; then main() ends the job
+        job.kill(wait=True)
+        time.sleep(0.5)
+        self.assertIsNone(FlakyService.state["exit"], "the service re-queues a job its worker left; a -15 exit "
+                          "would have ended it as the submission's RUNTIME_ERROR")
+        self.assertFalse(any(path.endswith("/exit") for path, _ in FlakyService.state["posts"]))
+
 
 class Cancel(unittest.TestCase):
     def test_a_cancelled_job_and_its_children_are_gone_quickly(self):

@@ -576,10 +576,13 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       return Future.succeededFuture();
     }
     tracked.restarts = row.getInteger("restart_count", 0);
+    // A dstack run, or a worker's job, goes on without us; not a job of this host's own workers, which the service
+    // stopped, and their jobs with them, when it stopped.
+    boolean ownWorkers = config.local().viaWorkers() && config.local().gpuTypes().contains(tracked.gpuType);
     boolean outlives = AppConfig.DSTACK_BACKEND.equals(row.getString("backend"))
-        || AppConfig.WORKER_BACKEND.equals(row.getString("backend"));
+        || AppConfig.WORKER_BACKEND.equals(row.getString("backend")) && !ownWorkers;
     if (outlives && row.getString("run_name") != null) {
-      // A dstack run, or a worker's job, goes on without us: follow it again rather than start over.
+      // Follow it again rather than start over.
       tracked.dispatched = true;
       running.merge(tracked.gpuType, 1, Integer::sum);
       toAttach.add(new JsonObject().put("submission_id", id).put("backend", row.getString("backend"))

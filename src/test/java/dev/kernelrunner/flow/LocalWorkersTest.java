@@ -104,4 +104,32 @@ class LocalWorkersTest {
       assertTrue(message.contains("worker for local does not start"), message);
     }
   }
+
+  /**
+   * The service stops its local workers when it stops, and their jobs with them: after a restart such a job is put
+   * back in line at once (reason "restarted", once), as a child process's was, not after WORKER_LOST_SECONDS.
+   */
+  @Test
+  void aLocalJobCutShortByARestartIsRequeuedAtOnce(Vertx vertx) throws Exception {
+    String databaseUrl = dev.kernelrunner.support.TestDatabase.freshDatabase();
+    Path dataDir = Files.createTempDirectory("kr-local-restart");
+    Map<String, String> env = Map.of("WORKER_LOST_SECONDS", "300", "AGENT_ENV",
+        "PYTHONPATH=" + TestAgents.path("remote-agent"));
+    TestService first = TestService.start(vertx, env, databaseUrl, dataDir);
+    String token = first.userToken("nia");
+    String running = first.submit(token, "// agent: ok\n// delay: 0.5");
+    try (dev.kernelrunner.support.SseClient stream = first.events(running, token, Map.of())) {
+      stream.nextOf("COMPILING", WAIT);
+    }
+    first.stop();
+    try (TestService second = TestService.start(vertx, env, databaseUrl, dataDir)) {
+      JsonObject ended = second.awaitFinished(running, WAIT);
+      assertEquals("BENCHMARKED", ended.getString("status"), ended.encode());
+      assertEquals(1, ended.getInteger("restart_count"));
+      try (dev.kernelrunner.support.SseClient all = second.events(running, token, Map.of())) {
+        assertTrue(all.untilEnd(WAIT).stream().anyMatch(f -> "restarted".equals(f.data().getString("reason"))),
+            "re-queued as restarted");
+      }
+    }
+  }
 }
