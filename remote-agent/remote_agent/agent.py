@@ -147,7 +147,7 @@ def worker_command(work):
     user may write); its job file comes after the argv."""
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = sandbox.environment(os.environ, os.path.join(work, "home"),
-                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1"})
+                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1"})
     return [sys.executable, "-m", "remote_agent.worker"], env
 
 

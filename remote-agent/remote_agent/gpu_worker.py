@@ -436,6 +436,15 @@ def device_name(gpu):
     return "GPU %s" % gpu
 
 
+def job_environment(source, gpu):
+    """The environment of a slot's jobs: the worker's, less its token, on one GPU, and without the user site
+    directory. A job's user code runs as this user (unless the worker is root): a .pth it left in
+    ~/.local/lib/python*/site-packages would run at the start of every later agent, which holds the next job's key."""
+    env = {k: v for k, v in source.items() if k != TOKEN_VARIABLE}
+    env.update(CUDA_VISIBLE_DEVICES=gpu, HIP_VISIBLE_DEVICES=gpu, PYTHONNOUSERSITE="1")
+    return env
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="remote_agent worker")
     parser.add_argument("--server", required=True, help="the service's URL, e.g. https://kr.example.com")
@@ -460,9 +469,7 @@ def main(argv):
     run_id = uuid.uuid4().hex[:8]
     slots, launchers = [], []
     for gpu in gpus:
-        env = {k: v for k, v in os.environ.items() if k != TOKEN_VARIABLE}
-        env["CUDA_VISIBLE_DEVICES"] = gpu
-        env["HIP_VISIBLE_DEVICES"] = gpu
+        env = job_environment(os.environ, gpu)
         launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env)
         launchers.append(launcher)
         service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id))

@@ -148,6 +148,28 @@ class Stop(unittest.TestCase):
         self.assertEqual(-9, job.process.wait(timeout=0.1), "KILLed once TERM was ignored, before kill returned")
 
 
+class JobEnvironment(unittest.TestCase):
+    def test_a_pth_that_user_code_left_in_the_user_site_does_not_run_in_later_agents(self):
+        import subprocess
+        import tempfile
+        home = tempfile.mkdtemp()
+        marker = os.path.join(home, "ran")
+        site = os.path.join(home, ".local", "lib", "python%d.%d" % sys.version_info[:2], "site-packages")
+        os.makedirs(site)
+        with open(os.path.join(site, "planted.pth"), "w") as f:
+            f.write("import os; open(%r, 'w').close()\n" % marker)
+        source = dict(os.environ, HOME=home, KERNEL_RUNNER_WORKER_TOKEN="secret")
+        source.pop("PYTHONNOUSERSITE", None)
+        subprocess.run([sys.executable, "-c", "pass"], env=source, check=True)
+        self.assertTrue(os.path.exists(marker), "the planted file runs in a plain Python of that user")
+        os.remove(marker)
+        env = gpu_worker.job_environment(source, "1")
+        subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+        self.assertFalse(os.path.exists(marker), "a job's agent does not run it")
+        self.assertNotIn("KERNEL_RUNNER_WORKER_TOKEN", env)
+        self.assertEqual(("1", "1"), (env["CUDA_VISIBLE_DEVICES"], env["HIP_VISIBLE_DEVICES"]))
+
+
 def _started_job(script):
     """A job whose command is the Python ``script``, once it has printed its first line."""
     job = gpu_worker.Job("j", "s")

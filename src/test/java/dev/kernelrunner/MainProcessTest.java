@@ -173,7 +173,7 @@ class MainProcessTest {
       for (String name : env.fieldNames()) {
         // PYTHONPATH is this test's AGENT_ENV; a local worker's job also has its slot's GPU.
         assertTrue(java.util.Set.of("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "HOME", "PYTHONUNBUFFERED",
-            "PYTHONDONTWRITEBYTECODE", "KERNEL_RUNNER_SUBMISSION_ID", "PWD", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
+            "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "KERNEL_RUNNER_SUBMISSION_ID", "PWD", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
             "HIP_VISIBLE_DEVICES").contains(name),
             "only an explicit environment reaches the agent, not " + name + ": " + env.encode());
       }

@@ -98,6 +98,9 @@ public final class AgentSandbox {
     }
     env.put("PYTHONUNBUFFERED", "1");
     env.put("PYTHONDONTWRITEBYTECODE", "1");
+    // No user site directory: user code runs as the agent's user and could leave a .pth there that every later
+    // Python process of that user (a local worker's next agents) would run at its start.
+    env.put("PYTHONNOUSERSITE", "1");
     return env;
   }
 
