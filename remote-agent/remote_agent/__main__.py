@@ -37,6 +37,21 @@ def fail(message):
     return 2
 
 
+CACHE_SECRET = b"CACHE-SECRET "
+
+
+def take_cache_secret(raw):
+    """(the worker's library-cache secret, the payload): a worker writes ``CACHE-SECRET <hex>`` on the line before
+    the payload it hands a warm agent on stdin; anything else has none (and no library cache)."""
+    if not raw.startswith(CACHE_SECRET):
+        return None, raw
+    line, _, rest = raw.partition(b"\n")
+    try:
+        return bytes.fromhex(line[len(CACHE_SECRET):].decode("ascii")), rest
+    except ValueError:
+        return None, rest
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["worker"]:
@@ -68,10 +83,11 @@ def main(argv=None):
             os.remove(args.payload)  # read once: nothing started later (user code) can read the key from it
         except OSError as e:
             print("agent: could not remove the payload file: " + str(e), file=sys.stderr, flush=True)
+    cache_secret, raw = take_cache_secret(raw)
     key, raw = take_event_key(raw)
     if key is None:
         return fail("the payload has no valid event_key (base64 of at least 16 bytes)")
-    Agent(Emitter(key, sys.stdout), prestarted=prestarted).run(raw)
+    Agent(Emitter(key, sys.stdout), prestarted=prestarted, cache_secret=cache_secret).run(raw)
     return 0
 
 

@@ -153,10 +153,11 @@ def worker_command(work):
 
 class Agent:
     def __init__(self, emitter, problems_dir=catalog.PROBLEMS_DIR, cache_dir=None, benchmark=None,
-                 prestarted=None):
+                 prestarted=None, cache_secret=None):
         self.out = emitter
         self.problems_dir = problems_dir
         self.cache_dir = cache_dir or compiler.default_cache_dir()
+        self.cache_secret = cache_secret  # the worker's, for its library cache (none: no cache)
         self.benchmark_settings = benchmark or {}
         self.prestarted = prestarted
 
@@ -251,8 +252,9 @@ class Agent:
             self.out.emit("COMPILE_ERROR", message=str(e), details="")
             return None, None
         sources, entry, symbol, key = plan
-        cached = os.path.join(self.cache_dir, key, "lib.so")
-        if os.path.isfile(cached):
+        cache = compiler.LibraryCache(self.cache_dir, self.cache_secret)
+        cached = cache.get(key, os.path.join(work, "cached.so"))
+        if cached is not None:
             log("compiled library from the cache:", key)
             return cached, symbol
         self._mark("compiling")
@@ -276,11 +278,9 @@ class Agent:
             self.out.emit("COMPILE_ERROR", message=message, details=events.trim(output.strip()))
             return None, None
         self._mark("compiled")
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        partial = cached + ".tmp" + str(os.getpid())
-        shutil.copyfile(os.path.join(work, "lib.so"), partial)
-        os.replace(partial, cached)
-        return cached, symbol
+        built = os.path.join(work, "lib.so")
+        cache.put(key, built)
+        return built, symbol
 
     # ---- running the worker
 

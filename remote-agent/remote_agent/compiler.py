@@ -1,5 +1,6 @@
 """Compiler discovery, command lines and the compiled-library cache."""
 import hashlib
+import hmac
 import os
 import re
 import shutil
@@ -103,3 +104,45 @@ def cache_key(sources, argv_template, version):
 def default_cache_dir():
     return os.environ.get("KERNEL_RUNNER_CACHE", os.path.join(os.path.expanduser("~"), ".cache",
                                                                "kernel-runner"))
+
+
+class LibraryCache:
+    """Compiled libraries by cache key, each sealed: an HMAC of its key and SHA-256 under a secret that only the
+    worker holds (it reaches each of its agents on their stdin). Where the worker is not root, user code runs as
+    the worker's user and can write anything the worker can; an entry it changed does not match its seal and is
+    built again rather than loaded into another submission's process. Without a secret nothing is cached."""
+
+    def __init__(self, directory, secret):
+        self.directory = directory
+        self.secret = secret
+
+    def _seal(self, key, path):
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).digest()
+        return hmac.new(self.secret, key.encode() + b"\0" + digest, hashlib.sha256).hexdigest()
+
+    def get(self, key, copy):
+        """The entry copied to ``copy`` (a path only we write), if its copy matches the seal; else None."""
+        if self.secret is None:
+            return None
+        entry = os.path.join(self.directory, key, "lib.so")
+        try:
+            with open(entry + ".seal", encoding="ascii") as f:
+                seal = f.read().strip()
+            shutil.copyfile(entry, copy)
+        except (OSError, UnicodeDecodeError):
+            return None
+        return copy if hmac.compare_digest(seal, self._seal(key, copy)) else None
+
+    def put(self, key, built):
+        """Stores the library just built at ``built`` with its seal (each written whole, then renamed)."""
+        if self.secret is None:
+            return
+        entry = os.path.join(self.directory, key, "lib.so")
+        os.makedirs(os.path.dirname(entry), exist_ok=True)
+        suffix = ".tmp" + str(os.getpid())
+        shutil.copyfile(built, entry + suffix)
+        with open(entry + ".seal" + suffix, "w", encoding="ascii") as f:
+            f.write(self._seal(key, built))
+        os.replace(entry + suffix, entry)
+        os.replace(entry + ".seal" + suffix, entry + ".seal")

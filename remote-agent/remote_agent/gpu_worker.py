@@ -20,6 +20,7 @@ import ctypes
 import http.client
 import json
 import os
+import secrets
 import shlex
 import shutil
 import signal
@@ -242,9 +243,12 @@ def _kill_group(pid, sig):
 class Launcher:
     """Starts a job's process: --job-command with a payload file, or a warm agent handed the payload on stdin."""
 
-    def __init__(self, job_argv, env):
+    def __init__(self, job_argv, env, cache_secret=None):
         self.job_command = job_argv
         self.env = env
+        # The agents' library cache is sealed with it (compiler.LibraryCache): it lives in this process and on
+        # each agent's stdin, nowhere a job's code can read.
+        self.cache_secret = cache_secret or secrets.token_bytes(32)
         self.spares = collections.deque()
         self.lock = threading.Lock()
 
@@ -284,7 +288,7 @@ class Launcher:
             process = self._agent()
         job.start(process)
         try:
-            process.stdin.write(data)
+            process.stdin.write(b"CACHE-SECRET " + self.cache_secret.hex().encode("ascii") + b"\n" + data)
             process.stdin.close()
         except OSError as e:
             log("job", job.id, "could not be handed to its agent:", e)
@@ -467,10 +471,11 @@ def main(argv):
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     signal.signal(signal.SIGINT, lambda *a: stop.set())
     run_id = uuid.uuid4().hex[:8]
+    cache_secret = secrets.token_bytes(32)  # one library cache for every slot of this worker
     slots, launchers = [], []
     for gpu in gpus:
         env = job_environment(os.environ, gpu)
-        launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env)
+        launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env, cache_secret)
         launchers.append(launcher)
         service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id))
         slots.append(Slot(service, args.gpu_type, args.host, device_name(gpu), launcher, stop))

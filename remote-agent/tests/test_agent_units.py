@@ -409,6 +409,78 @@ class CompilerTest(unittest.TestCase):
                 shutil.rmtree(work)
 
 
+class LibraryCacheTest(unittest.TestCase):
+    """What user code running as the worker's user may change in the cache is built again, never loaded."""
+
+    def setUp(self):
+        self.dir, self.work = tempfile.mkdtemp(), tempfile.mkdtemp()
+        self.built = os.path.join(self.work, "lib.so")
+        with open(self.built, "wb") as f:
+            f.write(b"the library we built")
+
+    def entry(self):
+        return os.path.join(self.dir, "k1", "lib.so")
+
+    def test_an_entry_comes_back_as_it_was_built(self):
+        cache = compiler.LibraryCache(self.dir, b"s" * 32)
+        cache.put("k1", self.built)
+        copy = cache.get("k1", os.path.join(self.work, "cached.so"))
+        self.assertEqual(b"the library we built", open(copy, "rb").read())
+        self.assertIsNone(cache.get("k2", os.path.join(self.work, "other.so")), "another key is a miss")
+
+    def test_a_changed_library_or_seal_is_a_miss(self):
+        cache = compiler.LibraryCache(self.dir, b"s" * 32)
+        cache.put("k1", self.built)
+        with open(self.entry(), "wb") as f:
+            f.write(b"planted")
+        self.assertIsNone(cache.get("k1", os.path.join(self.work, "cached.so")))
+        # Whoever planted it cannot seal it: the seal is an HMAC under a secret they never saw.
+        seal = hmac.new(b"guess" * 7, b"k1\0" + hashlib.sha256(b"planted").digest(), hashlib.sha256).hexdigest()
+        with open(self.entry() + ".seal", "w") as f:
+            f.write(seal)
+        self.assertIsNone(cache.get("k1", os.path.join(self.work, "cached.so")))
+        self.assertIsNone(compiler.LibraryCache(self.dir, b"t" * 32).get("k1", os.path.join(self.work, "x.so")),
+                          "another worker's secret")
+
+    def test_without_a_secret_nothing_is_cached(self):
+        cache = compiler.LibraryCache(self.dir, None)
+        cache.put("k1", self.built)
+        self.assertFalse(os.path.exists(self.entry()))
+        self.assertIsNone(cache.get("k1", os.path.join(self.work, "cached.so")))
+
+    def test_the_agent_builds_once_then_loads_from_the_cache_and_builds_again_what_was_changed(self):
+        counter = os.path.join(self.work, "builds")
+
+        class CountingToolchain(compiler.Toolchain):
+            def command(self, language, source, output, libraries=()):
+                return [sys.executable, "-c", "open(%r, 'a').write('x'); open(%r, 'wb').write(b'built')"
+                        % (counter, output)]
+
+        toolchain = CountingToolchain("nvcc", "nvcc", "V1", "sm_90")
+        p = payload.parse(valid_payload(code="__global__ void solution() {}\n", mode="benchmark"))
+        problem = catalog.load("leaky-relu")
+        agent = Agent(events.Emitter(KEY, io.StringIO()), cache_dir=self.dir, cache_secret=b"s" * 32)
+        agent.began = 0.0  # run() sets it; compile() logs its steps' times from it
+
+        def compile_once():
+            work = tempfile.mkdtemp()
+            library, _ = agent.compile(p, problem, toolchain, work)
+            return open(library, "rb").read(), len(open(counter).read())
+
+        self.assertEqual((b"built", 1), compile_once())
+        self.assertEqual((b"built", 1), compile_once(), "the second time from the cache")
+        entry = next(os.path.join(root, name) for root, _, names in os.walk(self.dir) for name in names
+                     if name == "lib.so")
+        with open(entry, "wb") as f:
+            f.write(b"planted by a job")
+        self.assertEqual((b"built", 2), compile_once(), "a changed entry is built again, never loaded")
+
+    def test_the_secret_comes_on_the_line_before_the_payload(self):
+        from remote_agent.__main__ import take_cache_secret
+        self.assertEqual((bytes.fromhex("ab01"), b'{"a": 1}'), take_cache_secret(b'CACHE-SECRET ab01\n{"a": 1}'))
+        self.assertEqual((None, b'{"a": 1}'), take_cache_secret(b'{"a": 1}'))
+
+
 class AgentWithoutGpuTest(unittest.TestCase):
     def run_agent(self, raw):
         out = io.StringIO()
