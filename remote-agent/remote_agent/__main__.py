@@ -7,7 +7,7 @@ import sys
 
 from remote_agent.agent import Agent, Prestarted
 from remote_agent.events import Emitter
-from remote_agent.payload import take_event_key
+from remote_agent.payload import take_cache_secret, take_event_key
 
 PR_SET_DUMPABLE = 4
 
@@ -35,21 +35,6 @@ def fail(message):
     # Without the key no event can be signed: the service sees the exit code and this line in the log.
     print("agent: " + message, file=sys.stderr, flush=True)
     return 2
-
-
-CACHE_SECRET = b"CACHE-SECRET "
-
-
-def take_cache_secret(raw):
-    """(the worker's library-cache secret, the payload): a worker writes ``CACHE-SECRET <hex>`` on the line before
-    the payload it hands a warm agent on stdin; anything else has none (and no library cache)."""
-    if not raw.startswith(CACHE_SECRET):
-        return None, raw
-    line, _, rest = raw.partition(b"\n")
-    try:
-        return bytes.fromhex(line[len(CACHE_SECRET):].decode("ascii")), rest
-    except ValueError:
-        return None, rest
 
 
 def main(argv=None):

@@ -33,6 +33,8 @@ import time
 import urllib.parse
 import uuid
 
+from remote_agent import payload as payload_module
+
 TOKEN_VARIABLE = "KERNEL_RUNNER_WORKER_TOKEN"
 MAX_BATCH_LINES = 500
 MAX_BATCH_BYTES = 1 << 20
@@ -288,7 +290,7 @@ class Launcher:
             process = self._agent()
         job.start(process)
         try:
-            process.stdin.write(b"CACHE-SECRET " + self.cache_secret.hex().encode("ascii") + b"\n" + data)
+            process.stdin.write(payload_module.with_cache_secret(self.cache_secret, data))
             process.stdin.close()
         except OSError as e:
             log("job", job.id, "could not be handed to its agent:", e)

@@ -52,6 +52,26 @@ def take_event_key(raw_bytes):
     return key, json.dumps(data).encode("utf-8")
 
 
+CACHE_SECRET = b"CACHE-SECRET "
+
+
+def with_cache_secret(secret, raw_bytes):
+    """What a worker hands a warm agent on stdin: its library-cache secret on a line of its own, then the payload."""
+    return CACHE_SECRET + secret.hex().encode("ascii") + b"\n" + raw_bytes
+
+
+def take_cache_secret(raw_bytes):
+    """(the worker's library-cache secret or None, the payload): the inverse of ``with_cache_secret``; anything
+    else has none (and no library cache)."""
+    if not raw_bytes.startswith(CACHE_SECRET):
+        return None, raw_bytes
+    line, _, rest = raw_bytes.partition(b"\n")
+    try:
+        return bytes.fromhex(line[len(CACHE_SECRET):].decode("ascii")), rest
+    except ValueError:
+        return None, rest
+
+
 def parse(raw_bytes):
     try:
         data = json.loads(raw_bytes.decode("utf-8"))

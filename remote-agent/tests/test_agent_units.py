@@ -476,9 +476,11 @@ class LibraryCacheTest(unittest.TestCase):
         self.assertEqual((b"built", 2), compile_once(), "a changed entry is built again, never loaded")
 
     def test_the_secret_comes_on_the_line_before_the_payload(self):
-        from remote_agent.__main__ import take_cache_secret
-        self.assertEqual((bytes.fromhex("ab01"), b'{"a": 1}'), take_cache_secret(b'CACHE-SECRET ab01\n{"a": 1}'))
-        self.assertEqual((None, b'{"a": 1}'), take_cache_secret(b'{"a": 1}'))
+        self.assertEqual((bytes.fromhex("ab01"), b'{"a": 1}'),
+                         payload.take_cache_secret(b'CACHE-SECRET ab01\n{"a": 1}'))
+        self.assertEqual((b"s" * 32, b'{"a": 1}'),
+                         payload.take_cache_secret(payload.with_cache_secret(b"s" * 32, b'{"a": 1}')))
+        self.assertEqual((None, b'{"a": 1}'), payload.take_cache_secret(b'{"a": 1}'))
 
 
 class AgentWithoutGpuTest(unittest.TestCase):

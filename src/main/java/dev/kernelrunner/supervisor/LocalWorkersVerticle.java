@@ -124,9 +124,12 @@ public class LocalWorkersVerticle extends VerticleBase {
    */
   private void exited(String gpuType, int code, Duration ran) {
     Path logFile = home.resolve(gpuType + ".log");
-    int quick = ran.compareTo(QUICK_EXIT) < 0 ? quickExits.merge(gpuType, 1, Integer::sum) : 0;
-    if (quick == 0) {
+    int quick;
+    if (ran.compareTo(QUICK_EXIT) < 0) {
+      quick = quickExits.merge(gpuType, 1, Integer::sum);
+    } else {
       quickExits.remove(gpuType);
+      quick = 0;
     }
     log.warn("local worker for {} exited ({}) after {} s: starting it again (see {})", gpuType, code,
         ran.toSeconds(), logFile);

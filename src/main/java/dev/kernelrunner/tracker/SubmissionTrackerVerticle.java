@@ -354,11 +354,15 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   private Future<JsonObject> capacityChanged(JsonObject body) {
     String gpuType = body.getString("gpu_type");
     if (!capacity.containsKey(gpuType)) {
-      return Future.failedFuture(new dev.kernelrunner.bus.Failures.CodedException(404, "no GPU type " + gpuType));
+      return noSuchType(gpuType);
     }
     capacity.put(gpuType, body.getInteger("capacity"));
     dispatch(gpuType);
     return Future.succeededFuture(new JsonObject());
+  }
+
+  private static <T> Future<T> noSuchType(String gpuType) {
+    return Future.failedFuture(new dev.kernelrunner.bus.Failures.CodedException(404, "no GPU type " + gpuType));
   }
 
   /**
@@ -369,7 +373,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     String gpuType = body.getString("gpu_type");
     FairQueue<Tracked> queue = queues.get(gpuType);
     if (queue == null) {
-      return Future.failedFuture(new dev.kernelrunner.bus.Failures.CodedException(404, "no GPU type " + gpuType));
+      return noSuchType(gpuType);
     }
     List<Tracked> waiting = new ArrayList<>();
     queue.forEach(waiting::add);
