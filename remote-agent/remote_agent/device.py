@@ -35,11 +35,18 @@ def physical_index(env=None):
 class Nvml:
     """The NVIDIA driver's management library (NVML, nvml.h), the one nvidia-smi reads: each reading takes
     microseconds where starting nvidia-smi took 0.1 s on the H100, on the path to every result. Every reading is
-    None where NVML or the reading is absent."""
-    SM = 1  # nvmlClockType_t NVML_CLOCK_SM
-    GPU_TEMPERATURE = 0  # nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
+    None where NVML or the reading is absent. Line numbers: nvml.h as NVIDIA/go-nvml carries it (pkg/nvml/nvml.h,
+    commit 2f9e261): every call returns NVML_SUCCESS = 0 (line 1305) or an error; nvmlInit_v2 (4023),
+    nvmlDeviceGetHandleByIndex_v2 (4662), nvmlDeviceGetName (4805, a buffer of NVML_DEVICE_NAME_V2_BUFFER_SIZE = 96,
+    4126), nvmlSystemGetDriverVersion (4215, NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE = 80, 4111),
+    nvmlDeviceGetClockInfo / GetMaxClockInfo (5650, 5674), nvmlDeviceGetTemperature (5979; deprecated from 13.0,
+    still answered by driver 580 on the H100), nvmlDeviceGetPowerUsage (6579, milliwatts), nvmlDeviceGetMemoryInfo
+    (6729)."""
+    SM = 1  # nvmlClockType_t NVML_CLOCK_SM (nvml.h line 1119)
+    GPU_TEMPERATURE = 0  # nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU (line 971)
+    TEXT_BUFFER = 96  # the larger of the name's and the driver version's buffer sizes
 
-    class _Memory(ctypes.Structure):  # nvmlMemory_t
+    class _Memory(ctypes.Structure):  # nvmlMemory_t (line 261): bytes
         _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong), ("used", ctypes.c_ulonglong)]
 
     def __init__(self, index=None):
@@ -61,7 +68,7 @@ class Nvml:
         return value.value if getattr(self.lib, fn)(self.handle, *args, ctypes.byref(value)) == 0 else None
 
     def _text(self, fn, *args):
-        buffer = ctypes.create_string_buffer(96)
+        buffer = ctypes.create_string_buffer(self.TEXT_BUFFER)
         if getattr(self.lib, fn)(*args, buffer, ctypes.c_uint(len(buffer))) != 0:
             return None
         return buffer.value.decode(errors="replace")

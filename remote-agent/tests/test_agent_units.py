@@ -125,7 +125,10 @@ class DeviceIndexTest(unittest.TestCase):
 
 
 class FakeNvml:
-    """NVML's calls as nvml.h declares them: 0 (NVML_SUCCESS) and the value written through the last pointer."""
+    """NVML's calls as nvml.h declares them (NVIDIA/go-nvml pkg/nvml/nvml.h, commit 2f9e261): NVML_SUCCESS = 0
+    (line 1305) or NVML_ERROR_UNKNOWN = 999 (line 1336), the value written through the last pointer; clocks by
+    nvmlClockType_t (NVML_CLOCK_SM = 1, line 1119) in MHz, power in milliwatts (line 6555), memory as nvmlMemory_t
+    in bytes (line 261), name and driver version into the caller's buffer (lines 4805, 4215)."""
     def __init__(self, failing=()):
         self.failing = failing
 
