@@ -12,7 +12,7 @@ import threading
 import time
 import traceback
 
-from remote_agent import catalog, compiler, device, events, launcher, physics, profiler, sandbox, verification
+from remote_agent import catalog, compiler, device, events, gate, launcher, physics, profiler, sandbox, verification
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
 
@@ -147,7 +147,8 @@ def worker_command(work):
     user may write); its job file comes after the argv."""
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = sandbox.environment(os.environ, os.path.join(work, "home"),
-                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1"})
+                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
+                               **({gate.VARIABLE: gate.path()} if gate.path() else {})})
     return [sys.executable, "-m", "remote_agent.worker"], env
 
 
@@ -218,6 +219,9 @@ class Agent:
                 return
             if self.ended(payload, report) is None:
                 return
+            # The judge's processes, idle since their pass, end now: ending beside the solution's process, they
+            # made its end (which the result waits for) 0.1 s longer (device contexts are released one by one).
+            self.judge.release()
             if payload.mode == "check":
                 self.out.emit("CHECKED", **dict(report.checked, verification=verdict))
             elif payload.mode == "profile":
@@ -233,6 +237,7 @@ class Agent:
                         payload, toolchain, work, tool, report.summary["test_results"]))
                     self._mark("verified")
         finally:
+            gate.release(gate.path())  # whatever ended the benchmark
             if self.judge is not None:
                 self.judge.cancel()  # the submission ended before its verdict was needed
             if report is not None and report.child is not None and report.child.poll() is None:
@@ -354,6 +359,7 @@ class Agent:
                 summary = message
             elif kind == "DONE":
                 finished = True
+                gate.release(gate.path())
                 break  # its process ends while the judge runs (ended() waits for it)
             elif kind == "CHECKED" and payload.mode == "check":
                 checked = message  # the end of a check-mode run: only once the judge agrees
@@ -367,6 +373,7 @@ class Agent:
                         self._kill(child)
                         return None
                     self._mark("judged; benchmarking")
+                    gate.hold(gate.path())  # the next jobs' processes wait before touching the device
                     verification.send(child, "GO")
                     deadline = time.monotonic() + limit
         report = WorkerReport(summary, checked, device_start.result(), child, err_thread, stderr_tail, finished,
@@ -418,7 +425,7 @@ class Agent:
                                    payload.limits["test_seconds"] + (120 if tool else 0), log,
                                    preexec=lambda: sandbox.confine(drop=tool is None), started=started,
                                    await_worker=tool is not None, on_start=run.hold if run else None,
-                                   on_passed=on_passed)
+                                   on_passed=on_passed, linger=run is not None)
         log("agent: judged%s in %.2f s (processes started %s)" % (" under " + tool if tool else "",
                                                                    time.monotonic() - began,
                                                                    "before the job" if started else "now"))
@@ -603,9 +610,11 @@ class JudgeRun:
         with self.lock:
             self.cancelled = True
             processes = list(self.processes)
-        for process in processes:
-            if process.poll() is None:
-                Agent._kill(process)
+        verification._kill(*processes, close=False)  # a run may still be reading their pipes
+
+    def release(self):
+        """Its processes (idle after a pass) ended in the background, once what they must not run beside is over."""
+        _background(self.cancel)
 
 
 class WorkerReport:

@@ -33,6 +33,7 @@ import time
 import urllib.parse
 import uuid
 
+from remote_agent import gate
 from remote_agent import payload as payload_module
 
 TOKEN_VARIABLE = "KERNEL_RUNNER_WORKER_TOKEN"
@@ -271,6 +272,7 @@ class Launcher:
 
     def launch(self, job, payload):
         data = json.dumps(payload).encode("utf-8")
+        gate.release(gate.path(self.env))  # one left by the last job's agent, killed mid-benchmark
         if self.job_command is not None:
             folder = tempfile.mkdtemp(prefix="kr-job-")
             path = os.path.join(folder, "payload.json")
@@ -442,12 +444,15 @@ def device_name(gpu):
     return "GPU %s" % gpu
 
 
-def job_environment(source, gpu):
+def job_environment(source, gpu, gate_flag=None):
     """The environment of a slot's jobs: the worker's, less its token, on one GPU, and without the user site
     directory. A job's user code runs as this user (unless the worker is root): a .pth it left in
-    ~/.local/lib/python*/site-packages would run at the start of every later agent, which holds the next job's key."""
+    ~/.local/lib/python*/site-packages would run at the start of every later agent, which holds the next job's key.
+    ``gate_flag``: the GPU's timing gate (gate.py)."""
     env = {k: v for k, v in source.items() if k != TOKEN_VARIABLE}
     env.update(CUDA_VISIBLE_DEVICES=gpu, HIP_VISIBLE_DEVICES=gpu, PYTHONNOUSERSITE="1")
+    if gate_flag:
+        env[gate.VARIABLE] = gate_flag
     return env
 
 
@@ -475,8 +480,10 @@ def main(argv):
     run_id = uuid.uuid4().hex[:8]
     cache_secret = secrets.token_bytes(32)  # one library cache for every slot of this worker
     slots, launchers = [], []
+    gates = tempfile.mkdtemp(prefix="kr-gates-")  # the worker's user alone writes here (mkdtemp: 0700, then 0755)
+    os.chmod(gates, 0o755)
     for gpu in gpus:
-        env = job_environment(os.environ, gpu)
+        env = job_environment(os.environ, gpu, os.path.join(gates, "gpu-" + gpu))
         launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env, cache_secret)
         launchers.append(launcher)
         service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id))
@@ -492,4 +499,5 @@ def main(argv):
             slot.job.kill(wait=True)
     for launcher in launchers:
         launcher.close()
+    shutil.rmtree(gates, ignore_errors=True)
     return 0

@@ -31,7 +31,7 @@ def start(argv, env, cwd, preexec):
 
 
 def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, preexec=None, started=None,
-        on_passed=None, await_worker=True, on_start=None):
+        on_passed=None, await_worker=True, on_start=None, linger=False):
     """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only. Both processes
     start with ``preexec`` (their confinement): CUDA IPC needs them to be the same user, and the judge keeps the
     worker out of its memory by being non-dumpable. ``started``: (judge, worker, worker's job file) already
@@ -39,7 +39,10 @@ def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, pr
     ``on_passed(outcome)`` is called as soon as the judge has passed every test, before the worker ends; with
     ``await_worker`` a worker that then does not end in time makes the outcome TIMEOUT (a profiler around it writes
     its figures as it ends), else it is killed at once. ``on_start([judge, worker])`` is told the processes; when it
-    answers False the run is not needed (BROKEN)."""
+    answers False the run is not needed (BROKEN). With ``linger`` a passed run leaves both processes as they are,
+    idle (the judge waiting for its stdin to close, the worker for its next line), for the caller to end with the
+    list ``on_start`` was told: each takes 0.1-0.15 s to release its device context, which is then off the path to
+    what the caller does next (a benchmark), yet not beside it."""
     log = log or (lambda *parts: print(*parts, file=sys.stderr, flush=True))
     lines = queue.Queue()
     if started is not None:
@@ -90,16 +93,18 @@ def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, pr
             else:
                 waiting = _from_worker(line, judge, waiting, log)
         if outcome.status == "PASSED":
-            _close(worker.stdin)
+            if not linger:
+                _close(worker.stdin)
             if on_passed is not None:
                 on_passed(outcome)
             try:
-                if await_worker:
+                if await_worker and not linger:
                     worker.wait(timeout=max(5.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 outcome = Outcome("TIMEOUT", outcome.results)
     finally:
-        _kill(worker, judge)
+        if not (linger and outcome is not None and outcome.status == "PASSED"):
+            _kill(worker, judge)  # else the caller's to end
     if outcome.status == "NOT_RUN":
         outcome = Outcome("CRASHED", outcome.results, exit_code=worker.returncode)
     outcome.worker_log = "".join(worker_err)
@@ -157,9 +162,10 @@ def _close(stream):
         pass
 
 
-def _kill(*procs):
+def _kill(*procs, close=True):
     """KILL to each process's group, then their ends, waited for together: a process with a device context takes
-    0.1-0.15 s to end, and one after the other that was most of the plain judge's time (worker-h100/run23)."""
+    0.1-0.15 s to end, and one after the other that was most of the plain judge's time (worker-h100/run23). Their
+    pipes are closed after (``close``) unless a run may still be reading them."""
     for proc in procs:
         if proc.poll() is None:
             try:
@@ -171,5 +177,5 @@ def _kill(*procs):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
+        for stream in (proc.stdin, proc.stdout, proc.stderr) if close else ():
             _close(stream)

@@ -15,7 +15,7 @@ import sys
 import time
 import traceback
 
-from remote_agent import catalog, device, events, profiler, stats
+from remote_agent import catalog, device, events, gate, profiler, stats
 
 _protocol = None
 
@@ -206,10 +206,12 @@ class Runner(Harness):
         self.reset_persisting = _persisting_l2_reset() if not getattr(torch.version, "hip", None) else None
         self.device_name = props.name
         self._window = None
-        # A GPU-side spin queued after the flush keeps the GPU busy while the host reaches the call, however
-        # slow the host is that moment (seen: 30 us gaps), so no launch gap is ever timed. ~200 us of cycles.
+        # A GPU-side spin queued after the flush keeps the GPU busy while the host reaches the call (on the H100
+        # 30 us p50, 95 us p99 from the spin's launch to the call's), so no launch gap is timed. 100 us of cycles,
+        # behind the flush's own ~35 us: 200 us gave the same medians and spent ~0.16 s of a ~1 s benchmark
+        # (selftest/probes/lead_probe.py).
         clock_khz = getattr(props, "clock_rate", 0) or 2_000_000
-        self.lead_cycles = int(clock_khz * 1000 * 200e-6)
+        self.lead_cycles = int(clock_khz * 1000 * 100e-6)
         self.spin = getattr(torch.cuda, "_sleep", None)
 
     # ---- phases
@@ -500,8 +502,13 @@ def warm_kernels(torch):
 def _prepare(cupti=True):
     """A worker started before its job (``-``): PyTorch imported, the device's context made, the profiler (CUPTI:
     the device-span guard's) through its first session, and the common kernels loaded, while it waits. No profiler
-    session under Nsight Compute, which owns the counters there."""
+    session under Nsight Compute, which owns the counters there. Not while another job's benchmark runs on the
+    device (gate.py)."""
     import torch
+    waited = gate.wait_released()
+    if waited > 0.05:
+        print("worker: waited %.2f s for a benchmark to end before touching the device" % waited, file=sys.stderr,
+              flush=True)
     if torch.cuda.is_available():
         if cupti:
             with device_activity(torch) as prof:

@@ -27,6 +27,7 @@ JUDGE = textwrap.dedent('''
         if status == "FAILED":
             sys.exit(0)
     print("DONE", flush=True)
+    sys.stdin.read()  # as remote_agent/judge.py: idle after its verdict until its stdin closes
 ''')
 
 WORKER = textwrap.dedent('''
@@ -96,6 +97,23 @@ class VerificationTest(unittest.TestCase):
         self.assertEqual(outcome.status, "PASSED")
         self.assertLess(time.monotonic() - began, 10)
 
+    def test_a_lingering_pass_leaves_both_processes_idle_for_the_caller_to_end(self):
+        told = []
+        outcome = self.run_with(linger=True, on_start=lambda processes: told.extend(processes) or True)
+        self.assertEqual(outcome.status, "PASSED")
+        try:
+            time.sleep(0.3)
+            self.assertEqual([None, None], [p.poll() for p in told], "the judge and the worker both still there")
+        finally:
+            verification._kill(*told)
+        self.assertTrue(all(p.poll() is not None for p in told))
+
+    def test_a_lingering_run_that_fails_ends_its_processes_itself(self):
+        told = []
+        outcome = self.run_with(fail="2", linger=True, on_start=lambda processes: told.extend(processes) or True)
+        self.assertEqual(outcome.status, "FAILED")
+        self.assertTrue(all(p.poll() is not None for p in told))
+
     def test_no_pass_is_told_for_a_failure(self):
         told = []
         self.assertEqual(self.run_with(fail="1", on_passed=told.append).status, "FAILED")
@@ -113,6 +131,8 @@ class VerificationTest(unittest.TestCase):
         agent = types.SimpleNamespace()
         with tempfile.TemporaryDirectory() as folder:
             judge, work = scripts(folder, worker="hang")
+            os.makedirs(os.path.join(folder, "ok"))
+            _, ok_worker = scripts(os.path.join(folder, "ok"))
             # The agent's judged(): the run, told its processes as it starts them; the second test hangs.
             agent.judged = lambda payload, toolchain, cwd, tool, run: (verification.run(
                 judge, work, dict(os.environ), folder, {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
@@ -125,6 +145,18 @@ class VerificationTest(unittest.TestCase):
             self.assertNotEqual("PASSED", run.outcome().status)
             self.assertLess(time.monotonic() - began, 10, "not the run's own 60 s limit")
             self.assertTrue(all(p.poll() is not None for p in run.processes))
+            # A pass leaves its processes idle (the agent's judged() lingers) until release() ends them.
+            agent.judged = lambda payload, toolchain, cwd, tool, run: (verification.run(
+                judge, ok_worker, dict(os.environ), folder, {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
+                log=lambda *a: None, on_start=run.hold, linger=True), None)
+            passed = JudgeRun(agent, None, None, folder)
+            self.assertEqual("PASSED", passed.outcome().status)
+            self.assertEqual([None, None], [p.poll() for p in passed.processes])
+            passed.release()
+            deadline = time.monotonic() + 10
+            while any(p.poll() is None for p in passed.processes) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertTrue(all(p.poll() is not None for p in passed.processes), "released: both ended")
             late = JudgeRun(agent, None, None, folder)
             late.cancel()
             self.assertNotEqual("PASSED", late.outcome().status, "cancelled as it starts: it never passes")

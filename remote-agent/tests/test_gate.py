@@ -1,0 +1,61 @@
+"""The timing gate of a GPU (remote_agent/gate.py): the next jobs' processes wait while a benchmark runs, never for
+long; the worker names one per GPU and hands it to every process of its jobs."""
+import os
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+from remote_agent import agent, gate, gpu_worker
+
+
+class GateTest(unittest.TestCase):
+    def setUp(self):
+        self.flag = os.path.join(tempfile.mkdtemp(), "gpu-0")
+
+    def test_without_a_gate_nothing_waits(self):
+        gate.hold(None)
+        gate.release(None)
+        self.assertLess(gate.wait_released(""), 0.05)
+        self.assertLess(gate.wait_released(self.flag), 0.05, "a gate nobody holds")
+
+    def test_a_held_gate_is_waited_for_until_its_benchmark_ends(self):
+        gate.hold(self.flag)
+        threading.Timer(0.4, gate.release, args=(self.flag,)).start()
+        waited = gate.wait_released(self.flag, limit=10)
+        self.assertGreater(waited, 0.35)
+        self.assertLess(waited, 5)
+        self.assertFalse(os.path.exists(self.flag))
+
+    def test_a_flag_left_behind_costs_a_bounded_wait(self):
+        gate.hold(self.flag)
+        began = time.monotonic()
+        gate.wait_released(self.flag, limit=0.3)
+        self.assertLess(time.monotonic() - began, 2)
+
+    def test_the_worker_gives_each_gpu_its_gate_and_the_agent_passes_it_to_the_processes_it_confines(self):
+        env = gpu_worker.job_environment(dict(os.environ), "1", self.flag)
+        self.assertEqual(self.flag, gate.path(env))
+        saved = os.environ.get(gate.VARIABLE)
+        os.environ[gate.VARIABLE] = self.flag
+        try:
+            _, confined = agent.worker_command(tempfile.mkdtemp())
+        finally:
+            if saved is None:
+                os.environ.pop(gate.VARIABLE)
+            else:
+                os.environ[gate.VARIABLE] = saved
+        self.assertEqual(self.flag, confined[gate.VARIABLE], "the solution's and the judges' processes wait too")
+
+    def test_a_job_starts_with_no_flag_left_by_the_last(self):
+        gate.hold(self.flag)
+        env = gpu_worker.job_environment(dict(os.environ), "0", self.flag)
+        job = gpu_worker.Job("j", "s")
+        gpu_worker.Launcher([sys.executable, "-c", "print('x')"], env).launch(job, {})
+        self.assertFalse(os.path.exists(self.flag))
+
+
+
+if __name__ == "__main__":
+    unittest.main()
