@@ -1,6 +1,7 @@
 """One submission, start to end: validate, compile, run the worker, report. Every failure becomes an event."""
 import concurrent.futures
 import json
+import math
 import os
 import queue
 import shutil
@@ -12,7 +13,8 @@ import threading
 import time
 import traceback
 
-from remote_agent import catalog, compiler, device, events, gate, launcher, physics, profiler, sandbox, verification
+from remote_agent import (catalog, compiler, device, events, gate, launcher, physics, profiler, sandbox, stats,
+                          verification)
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
 
@@ -105,6 +107,9 @@ class Prestarted:
             " under " + tool if tool else "", time.monotonic() - started))
         return judge, worker, job_file
 
+    def is_ready(self):
+        return not self.ready.is_alive()
+
     def take(self, job_file):
         """The process, given its job (its stdin stays open: the agent says when it may benchmark); None when it is
         gone (it is then started anew, the cold way)."""
@@ -196,8 +201,9 @@ class Agent:
             return
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
         work = self.prestarted.work if self.prestarted is not None else make_work()
-        report = self.judge = None
+        report = self.judge = self.solution = None
         try:
+            self.time_references(payload, work)
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
                 return
@@ -206,9 +212,7 @@ class Agent:
             if sandbox.runs_as_root() and not sandbox.can_drop():
                 log("agent: a GPU device here is open to root alone: the solution runs as root (confined, but not "
                     "as an unprivileged user)")
-            self.job = {"library": library, "symbol": symbol, "problem": problem.slug, "dtype": payload.dtype,
-                        "problems_dir": self.problems_dir,
-                        "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
+            self.job = dict(self._job_basis(payload), library=library, symbol=symbol)
             report = self.execute(payload, problem, toolchain, work)
             if report is None:
                 return
@@ -240,8 +244,8 @@ class Agent:
             gate.release(gate.path())  # whatever ended the benchmark
             if self.judge is not None:
                 self.judge.cancel()  # the submission ended before its verdict was needed
-            if report is not None and report.child is not None and report.child.poll() is None:
-                self._kill(report.child)  # the submission ended while it was still ending
+            if self.solution is not None and self.solution.child.poll() is None:
+                self._kill(self.solution.child)  # the submission ended while it was still ending (or compiling)
             shutil.rmtree(work, ignore_errors=True)
 
     def _mark(self, what):
@@ -298,38 +302,47 @@ class Agent:
         argv, env = worker_command(work)
         return argv + [job_file], env
 
+    def time_references(self, payload, work):
+        """Benchmark mode, warm: the prestarted solution process times the reference now (while the solution
+        compiles), before it has the solution's library; the device is held for it (gate.py)."""
+        if payload.mode != "benchmark" or self.prestarted is None:
+            return
+        if not self.prestarted.is_ready():
+            return  # not yet: it times the reference once it has its job, not holding up the compiler now
+        argv, _ = self._worker_argv(work, dict(self._job_basis(payload), mode="reference"), "reference-job.json")
+        child = self.prestarted.take(argv[-1])
+        if child is not None:
+            gate.hold(gate.path())
+            self.solution = SolutionProcess(child, waits_for_job=True)
+
+    def _job_basis(self, payload):
+        return {"problem": payload.problem, "dtype": payload.dtype, "problems_dir": self.problems_dir,
+                "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
+
     def execute(self, payload, problem, toolchain, work):
-        """Runs the worker (check, then benchmark in that mode), and the judge beside its check. The worker's
-        reports are the solution's own process speaking, so nothing it says ends the submission well: a
-        WorkerReport (its CHECKED, held in check mode, and its SUMMARY) goes to the judge first; in benchmark mode
-        the worker waits after its check until the judge has passed it (``GO`` on its stdin), so nothing else uses
-        the device while it is timed. None when the submission is over (an error was sent)."""
+        """Runs the worker (the reference's times, then check, then benchmark in that mode), and the judge beside
+        its check. The worker's reports are the solution's own process speaking, so nothing it says ends the
+        submission well: a WorkerReport (its CHECKED, held in check mode, and its SUMMARY) goes to the judge first;
+        in benchmark mode the worker waits after its check until the judge has passed it (``GO`` on its stdin), so
+        nothing else uses the device while it is timed. Its first REFERENCES (sent before the solution's library is
+        loaded) are the reference's times for good. None when the submission is over (an error was sent)."""
         job = dict(self.job, mode="check" if payload.mode == "profile" else payload.mode, hold_before_benchmark=True)
         argv, env = self._worker_argv(work, job)
         device_start = _background(device.info)  # read while the worker starts
-        child = self.prestarted.take(argv[-1]) if self.prestarted is not None else None
-        if child is None:
-            child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     start_new_session=True, preexec_fn=sandbox.confine)
-        self.judge = JudgeRun(self, payload, toolchain, work)
-        lines = queue.Queue()
-        stderr_tail = []
-
-        def pump(stream, sink, at_end=None):
-            for line in stream:
-                sink(line)
-            if at_end:
-                at_end()
-
-        def keep_tail(line):
-            sys.stderr.write(line)
-            stderr_tail.append(line)
-            del stderr_tail[:-200]
-
-        threading.Thread(target=pump, args=(child.stdout, lines.put, lambda: lines.put(None)), daemon=True).start()
-        err_thread = threading.Thread(target=pump, args=(child.stderr, keep_tail), daemon=True)
-        err_thread.start()
+        solution = self.solution
+        if solution is None:
+            child = self.prestarted.take(argv[-1]) if self.prestarted is not None else None
+            if child is None:
+                child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                         start_new_session=True, preexec_fn=sandbox.confine)
+            if payload.mode == "benchmark":
+                gate.hold(gate.path())  # it times the reference first
+            solution = self.solution = SolutionProcess(child)
+        child = solution.child
+        references = None
+        if payload.mode != "benchmark":
+            self.judge = JudgeRun(self, payload, toolchain, work)
         phase, limit = "check", payload.limits["test_seconds"]
         deadline = time.monotonic() + limit
         summary = None
@@ -337,7 +350,7 @@ class Agent:
         finished = False
         while True:
             try:
-                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+                line = solution.lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 self._kill(child)
                 self.out.emit("TIME_LIMIT_EXCEEDED", phase=phase, limit_seconds=limit,
@@ -355,6 +368,14 @@ class Agent:
                 phase = message["name"]
                 limit = payload.limits["benchmark_seconds" if phase == "benchmark" else "test_seconds"]
                 deadline = time.monotonic() + limit
+            elif kind == "REFERENCES" and payload.mode == "benchmark" and references is None and self.judge is None:
+                references = reference_times(message)
+                gate.release(gate.path())
+                self._mark("the reference timed")
+                if solution.waits_for_job:
+                    solution.waits_for_job = False
+                    verification.send(child, argv[-1])  # the solution's own job, its library now loaded
+                self.judge = JudgeRun(self, payload, toolchain, work)  # not beside the reference's timing
             elif kind == "SUMMARY":
                 summary = message
             elif kind == "DONE":
@@ -364,10 +385,16 @@ class Agent:
             elif kind == "CHECKED" and payload.mode == "check":
                 checked = message  # the end of a check-mode run: only once the judge agrees
             elif kind in FORWARDED:
+                if kind == "BENCHMARK_RESULT" and references is not None:
+                    message["result"] = with_reference(message.get("result"), references)
                 self.out.emit(kind, **message)
                 if kind in events.TERMINAL:
                     finished = True
                 elif kind == "CHECKED" and payload.mode == "benchmark" and verdict is None:
+                    if references is None:  # its code cannot skip the reference: this is not our worker speaking
+                        self._kill(child)
+                        self.out.emit("ERROR", message="the worker checked before it timed the reference")
+                        return None
                     verdict = self.verdict(payload, problem)
                     if verdict is None:
                         self._kill(child)
@@ -376,6 +403,9 @@ class Agent:
                     gate.hold(gate.path())  # the next jobs' processes wait before touching the device
                     verification.send(child, "GO")
                     deadline = time.monotonic() + limit
+        if summary is not None and payload.mode == "benchmark":
+            summary = with_references(summary, references) if references is not None else None
+        err_thread, stderr_tail = solution.err_thread, solution.stderr_tail
         report = WorkerReport(summary, checked, device_start.result(), child, err_thread, stderr_tail, finished,
                               verdict)
         return report if finished and not self.out.finished else self.ended(payload, report)
@@ -615,6 +645,75 @@ class JudgeRun:
     def release(self):
         """Its processes (idle after a pass) ended in the background, once what they must not run beside is over."""
         _background(self.cancel)
+
+
+class SolutionProcess:
+    """The process that runs the solution, as the agent reads it: its protocol lines (a queue, None at its end)
+    and the tail of its log. ``waits_for_job``: a warm process timing the reference that waits for the solution's
+    job file next."""
+
+    def __init__(self, child, waits_for_job=False):
+        self.child = child
+        self.waits_for_job = waits_for_job
+        self.lines = queue.Queue()
+        self.stderr_tail = []
+        threading.Thread(target=self._pump, args=(child.stdout, self._line, lambda: self.lines.put(None)),
+                         daemon=True).start()
+        self.err_thread = threading.Thread(target=self._pump, args=(child.stderr, self._log), daemon=True)
+        self.err_thread.start()
+
+    @staticmethod
+    def _pump(stream, sink, at_end=None):
+        for line in stream:
+            sink(line)
+        if at_end:
+            at_end()
+
+    def _line(self, line):
+        if '"REFERENCES"' in line:
+            gate.release(gate.path())  # at once, even while the solution still compiles
+        self.lines.put(line)
+
+    def _log(self, line):
+        sys.stderr.write(line)
+        self.stderr_tail.append(line)
+        del self.stderr_tail[:-200]
+
+
+def reference_times(message):
+    """{test id: the reference's median in ms} from a REFERENCES message; entries that are not figures are left out."""
+    times = {}
+    for test in message.get("tests") or []:
+        if isinstance(test, dict) and isinstance(test.get("test_id"), int):
+            value = test.get("runtime_ms")
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+                times[test["test_id"]] = float(value)
+    return times
+
+
+def with_reference(result, references):
+    """A test's result with the reference's time the agent holds, and the speedup over it; whatever the worker
+    said of the reference after its library was loaded counts for nothing."""
+    if not isinstance(result, dict):
+        return result
+    result = dict(result)
+    reference = references.get(result.get("test_id"))
+    runtime = result.get("runtime_ms")
+    result["reference_runtime_ms"] = reference
+    result["speedup"] = (reference / runtime if reference and isinstance(runtime, (int, float))
+                         and not isinstance(runtime, bool) and runtime > 0 else None)
+    return result
+
+
+def with_references(summary, references):
+    """The worker's SUMMARY with every test's reference time and speedup the agent's (with_reference)."""
+    summary = dict(summary)
+    results = summary.get("test_results")
+    if isinstance(results, list):
+        summary["test_results"] = [with_reference(r, references) for r in results]
+        summary["geomean_speedup"] = stats.geomean([r.get("speedup") for r in summary["test_results"]
+                                                    if isinstance(r, dict)])
+    return summary
 
 
 class WorkerReport:

@@ -184,17 +184,13 @@ class Harness:
                 }
         return None
 
-class Runner(Harness):
-    """The solution's library loaded in this process: checked, timed, profiled, or called for the judge."""
+class Timer(Harness):
+    """How this process times a call (the flush, the spin, events, device spans), with no solution loaded: the
+    reference's times are taken so, before the solution's library is (``references``)."""
 
-    def __init__(self, job, torch):
+    def __init__(self, job, torch, window=None):
         super().__init__(job, torch)
         self.rule = stats.StoppingRule.from_settings(job.get("benchmark"))
-        lib = ctypes.CDLL(job["library"])
-        self.fn = getattr(lib, job["symbol"])
-        self.fn.restype = None
-        self.fn.argtypes = [ctypes.c_void_p if p["pointer"] else CTYPES[p["type"]]
-                            for p in self.problem.parameters]
         self.nvml = device.nvml()
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 0) or 64 * 1024 * 1024
@@ -205,7 +201,7 @@ class Runner(Harness):
         self.flush_sink = torch.empty((), dtype=torch.int64, device="cuda")
         self.reset_persisting = _persisting_l2_reset() if not getattr(torch.version, "hip", None) else None
         self.device_name = props.name
-        self._window = None
+        self._window = window
         # A GPU-side spin queued after the flush keeps the GPU busy while the host reaches the call (on the H100
         # 30 us p50, 95 us p99 from the spin's launch to the call's), so no launch gap is timed. 100 us of cycles,
         # behind the flush's own ~35 us: 200 us gave the same medians and spent ~0.16 s of a ~1 s benchmark
@@ -213,62 +209,6 @@ class Runner(Harness):
         clock_khz = getattr(props, "clock_rate", 0) or 2_000_000
         self.lead_cycles = int(clock_khz * 1000 * 100e-6)
         self.spin = getattr(torch.cuda, "_sleep", None)
-
-    # ---- phases
-
-    def check(self):
-        cases = self.problem.cases
-        total = len(cases)
-        send("CHECKING", total_tests=total)
-        for case in cases:
-            data = self.input_set(case)
-            self.torch.cuda.synchronize()
-            self.fn(*data.args)
-            self.torch.cuda.synchronize()
-            debug = self.verify(case, data)
-            result = {"test_id": case["test_id"], "name": case["name"], "status": "FAILED" if debug else "PASSED"}
-            send("TEST_RESULT", result=result, total_tests=total)
-            if debug:
-                send("WRONG_ANSWER", message=_wrong_message(case, debug), debug_info=debug,
-                     passed_tests=case["test_id"] - 1, total_tests=total)
-                return False
-        send("CHECKED", passed_tests=total, total_tests=total)
-        return True
-
-    def profile_run(self):
-        """Each test once, for the profiler around this process: inside an NVTX range ``kr-test-<id>`` (ROCTX on
-        ROCm) that holds the call and nothing else, so that every kernel the solution launches is put to its test
-        and none of ours (inputs, poison) is."""
-        nvtx = self.torch.cuda.nvtx
-        for case in self.problem.cases:
-            data = self.input_set(case)
-            self.torch.cuda.synchronize()
-            nvtx.range_push(profiler.RANGE_PREFIX + str(case["test_id"]))
-            self.fn(*data.args)
-            self.torch.cuda.synchronize()
-            nvtx.range_pop()
-
-    def serve_calls(self, lines):
-        """For the judge: each ``CALL <id> <base64 pickle>`` line (from the judge, through the agent) names buffers the
-        judge owns (CUDA IPC handles) and the values of one call; the solution is called on them once, inside an
-        NVTX range ``kr-test-<id>`` (so that a profiler around this process times exactly that call), and
-        ``CALLED <id>`` answers once the device is done. Whatever the solution writes anywhere changes only the
-        buffers it was given; the judge checks them."""
-        torch = self.torch
-        nvtx = torch.cuda.nvtx
-        for line in lines:
-            if not line.startswith("CALL "):
-                continue
-            request = pickle.loads(base64.b64decode(line.split(" ", 2)[2]))
-            tensors = {name: rebuild(*args) for name, (rebuild, args) in request["tensors"].items()}
-            args = [tensors[value].data_ptr() if kind == "tensor" else value for kind, value in request["spec"]]
-            torch.cuda.synchronize()
-            nvtx.range_push(profiler.RANGE_PREFIX + str(request["test_id"]))
-            self.fn(*args)
-            torch.cuda.synchronize()
-            nvtx.range_pop()
-            del tensors
-            send("CALLED", test_id=request["test_id"])
 
     def flush(self):
         """Persisting L2 lines reset, then L2 filled with clean lines of our own buffer (read, never written)."""
@@ -391,7 +331,91 @@ class Runner(Harness):
             discarded_throttled=discarded,
             clock_flag=bool(raw) and discarded > stats.THROTTLED_FLAG * len(raw))
 
-    def benchmark(self):
+    def references(self):
+        """Each test's reference (PyTorch) timed as the solution will be, then REFERENCES with the figures: sent
+        before the solution's library is loaded into this process, so no code of the submission's could change
+        them (the agent keeps the first REFERENCES it reads, and the speedups are its)."""
+        figures = {}
+        for case in self.problem.cases:
+            inputs = self.input_set(case)
+            figures[case["test_id"]] = self.measure(
+                lambda: (lambda: self.problem.module.reference(inputs.inputs, self.torch)), guard=False)
+            del inputs
+        send("REFERENCES", tests=[{"test_id": test_id, "runtime_ms": figure["median"],
+                                   "iterations": figure["iterations"]} for test_id, figure in figures.items()])
+        return figures
+
+
+class Runner(Timer):
+    """The solution's library loaded in this process: checked, timed, profiled, or called for the judge."""
+
+    def __init__(self, job, torch, window=None):
+        super().__init__(job, torch, window)
+        lib = ctypes.CDLL(job["library"])
+        self.fn = getattr(lib, job["symbol"])
+        self.fn.restype = None
+        self.fn.argtypes = [ctypes.c_void_p if p["pointer"] else CTYPES[p["type"]]
+                            for p in self.problem.parameters]
+
+    # ---- phases
+
+    def check(self):
+        cases = self.problem.cases
+        total = len(cases)
+        send("CHECKING", total_tests=total)
+        for case in cases:
+            data = self.input_set(case)
+            self.torch.cuda.synchronize()
+            self.fn(*data.args)
+            self.torch.cuda.synchronize()
+            debug = self.verify(case, data)
+            result = {"test_id": case["test_id"], "name": case["name"], "status": "FAILED" if debug else "PASSED"}
+            send("TEST_RESULT", result=result, total_tests=total)
+            if debug:
+                send("WRONG_ANSWER", message=_wrong_message(case, debug), debug_info=debug,
+                     passed_tests=case["test_id"] - 1, total_tests=total)
+                return False
+        send("CHECKED", passed_tests=total, total_tests=total)
+        return True
+
+    def profile_run(self):
+        """Each test once, for the profiler around this process: inside an NVTX range ``kr-test-<id>`` (ROCTX on
+        ROCm) that holds the call and nothing else, so that every kernel the solution launches is put to its test
+        and none of ours (inputs, poison) is."""
+        nvtx = self.torch.cuda.nvtx
+        for case in self.problem.cases:
+            data = self.input_set(case)
+            self.torch.cuda.synchronize()
+            nvtx.range_push(profiler.RANGE_PREFIX + str(case["test_id"]))
+            self.fn(*data.args)
+            self.torch.cuda.synchronize()
+            nvtx.range_pop()
+
+    def serve_calls(self, lines):
+        """For the judge: each ``CALL <id> <base64 pickle>`` line (from the judge, through the agent) names buffers the
+        judge owns (CUDA IPC handles) and the values of one call; the solution is called on them once, inside an
+        NVTX range ``kr-test-<id>`` (so that a profiler around this process times exactly that call), and
+        ``CALLED <id>`` answers once the device is done. Whatever the solution writes anywhere changes only the
+        buffers it was given; the judge checks them."""
+        torch = self.torch
+        nvtx = torch.cuda.nvtx
+        for line in lines:
+            if not line.startswith("CALL "):
+                continue
+            request = pickle.loads(base64.b64decode(line.split(" ", 2)[2]))
+            tensors = {name: rebuild(*args) for name, (rebuild, args) in request["tensors"].items()}
+            args = [tensors[value].data_ptr() if kind == "tensor" else value for kind, value in request["spec"]]
+            torch.cuda.synchronize()
+            nvtx.range_push(profiler.RANGE_PREFIX + str(request["test_id"]))
+            self.fn(*args)
+            torch.cuda.synchronize()
+            nvtx.range_pop()
+            del tensors
+            send("CALLED", test_id=request["test_id"])
+
+    def benchmark(self, references):
+        """Each test timed (every sample on fresh inputs and checked), against ``references`` (Timer.references,
+        taken before the library was loaded)."""
         torch = self.torch
         cases = self.problem.cases
         send("BENCHMARKING", total_tests=len(cases))
@@ -422,14 +446,10 @@ class Runner(Harness):
                 send("WRONG_ANSWER", message=_wrong_message(case, failure[0], timed=True), debug_info=failure[0],
                      passed_tests=case["test_id"] - 1, total_tests=len(cases))
                 return None
-            reference_inputs = self.input_set(case)
-            reference = self.measure(lambda: (lambda: self.problem.module.reference(reference_inputs.inputs, torch)),
-                                     guard=False)
-            del reference_inputs
-            print("worker: test %d timed in %.3f s (%d samples, each checked; %d device spans), its reference in "
-                  "%.3f s (%d samples)" % (case["test_id"], timed - began, ours["iterations"],
-                                           ours.get("device_span_calls", 0), time.monotonic() - timed,
-                                           reference["iterations"]), file=sys.stderr, flush=True)
+            reference = references[case["test_id"]]
+            print("worker: test %d timed in %.3f s (%d samples, each checked; %d device spans)" % (
+                case["test_id"], timed - began, ours["iterations"], ours.get("device_span_calls", 0)),
+                file=sys.stderr, flush=True)
             median = ours["median"]
             flops = self.problem.flops(case["sizes"])
             moved = self.problem.bytes_moved(case["sizes"], self.job["dtype"])
@@ -529,6 +549,13 @@ def _done():
     os._exit(0)
 
 
+def _load(path):
+    if not path:
+        sys.exit(0)  # not needed after all (the submission ended before it ran)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def main(argv):
     _redirect_stdout()
     try:
@@ -536,15 +563,21 @@ def main(argv):
         if path == "-":
             _prepare(cupti=argv[2:] != [NO_CUPTI])
             path = sys.stdin.readline().strip()
-            if not path:
-                return 0  # not needed after all (the submission ended before it ran)
-        with open(path, encoding="utf-8") as f:
-            job = json.load(f)
+        job = _load(path)
         import torch  # noqa: imported here so the agent itself runs without it
         if not torch.cuda.is_available():
             send("ERROR", message="no GPU is visible to PyTorch on this machine")
             return 0
-        runner = Runner(job, torch)
+        references = window = None
+        if job["mode"] in ("reference", "benchmark"):
+            # The reference's times first, while no code of the submission's is in this process.
+            send("PHASE", name="reference")
+            timer = Timer(job, torch)
+            references, window = timer.references(), timer.empty_window()
+            del timer
+            if job["mode"] == "reference":  # a warm process times them while the solution compiles
+                job = _load(sys.stdin.readline().strip())
+        runner = Runner(job, torch, window)
         if job["mode"] == "profile":
             send("PHASE", name="profile")
             runner.profile_run()
@@ -561,7 +594,7 @@ def main(argv):
             if job.get("hold_before_benchmark") and sys.stdin.readline().strip() != "GO":
                 return 0  # the submission ended at the judge's verdict
             send("PHASE", name="benchmark")
-            runner.benchmark()
+            runner.benchmark(references)
         _done()
     except ImportError as e:
         send("ERROR", message="PyTorch is not installed on this machine", details=str(e))

@@ -44,7 +44,7 @@ def main():
     profile.enable()
     runner.check()
     checked = time.monotonic()
-    runner.benchmark()
+    runner.benchmark(runner.references())
     profile.disable()
     print("check %.3f s, benchmark %.3f s" % (checked - began, time.monotonic() - checked), file=sys.stderr)
     for order in ("tottime", "cumulative"):

@@ -1,0 +1,84 @@
+"""The reference's times are the agent's: taken by the solution's process before the solution's library is loaded
+into it, and what that process says of them afterwards (user code in it can write anything) counts for nothing.
+A fake worker (a real child process speaking worker.py's protocol) forges reference times after its REFERENCES."""
+import io
+import json
+import os
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+from unittest import mock
+
+from remote_agent import agent, events, payload, verification
+
+KEY = bytes(range(32))
+
+# worker.py's protocol in benchmark mode: PHASE reference, REFERENCES (before the library), then the check, GO,
+# the benchmark; from CHECKING on the library is loaded, and this one lies about the reference.
+FORGER = textwrap.dedent('''
+    import json, sys
+    def send(event, **fields):
+        print(json.dumps(dict(fields, event=event)), flush=True)
+    send("PHASE", name="reference")
+    send("REFERENCES", tests=[{"test_id": 1, "runtime_ms": 0.05, "iterations": 100},
+                              {"test_id": 2, "runtime_ms": 0.2, "iterations": 100}])
+    send("PHASE", name="check")
+    send("CHECKING", total_tests=2)
+    send("REFERENCES", tests=[{"test_id": 1, "runtime_ms": 5.0}, {"test_id": 2, "runtime_ms": 20.0}])
+    send("CHECKED", passed_tests=2, total_tests=2)
+    assert sys.stdin.readline().strip() == "GO"
+    send("PHASE", name="benchmark")
+    send("BENCHMARKING", total_tests=2)
+    forged = [{"test_id": t, "name": "t%d" % t, "runtime_ms": r, "reference_runtime_ms": 9.0, "speedup": 9.0 / r}
+              for t, r in ((1, 0.025), (2, 0.1))]
+    for result in forged:
+        send("BENCHMARK_RESULT", result=result)
+    send("SUMMARY", avg_runtime_ms=0.0625, geomean_runtime_ms=0.05, geomean_speedup=180.0, test_results=forged)
+    send("DONE")
+''')
+
+
+class ReferenceTest(unittest.TestCase):
+    def test_the_speedups_are_over_the_reference_times_taken_before_the_library(self):
+        folder = tempfile.mkdtemp()
+        script = os.path.join(folder, "forger.py")
+        with open(script, "w") as f:
+            f.write(FORGER)
+        out = io.StringIO()
+        runner = agent.Agent(events.Emitter(KEY, out), problems_dir=None)
+        runner.began = time.monotonic()
+        runner.job = {"library": "x.so", "symbol": "solution", "problem": "leaky-relu", "dtype": "float32"}
+        runner.solution = runner.judge = None
+        work = tempfile.mkdtemp()
+        passed = verification.Outcome("PASSED", [{"test_id": 1}, {"test_id": 2}])
+        job = payload.parse(json.dumps({
+            "submission_id": "s1", "problem": "leaky-relu", "language": "cuda", "dtype": "float32", "code": "x",
+            "mode": "benchmark", "limits": {"compile_seconds": 10, "test_seconds": 20,
+                                            "benchmark_seconds": 30}}).encode())
+        with mock.patch.object(agent, "worker_command", lambda w: ([sys.executable, script], dict(os.environ))), \
+                mock.patch.object(agent.Agent, "judged", lambda self, *a, **k: (passed, None)), \
+                mock.patch.object(agent.device, "info", lambda: {}), \
+                mock.patch.object(agent.sandbox, "confine", lambda *a, **k: None):
+            report = runner.execute(job, None, None, work)
+        self.assertIsNotNone(report)
+        emitted = [events.decode(line, KEY) for line in out.getvalue().splitlines()]
+        results = [e["result"] for e in emitted if e["type"] == "BENCHMARK_RESULT"]
+        self.assertEqual([0.05, 0.2], [r["reference_runtime_ms"] for r in results])
+        self.assertEqual([2.0, 2.0], [round(r["speedup"], 9) for r in results])
+        summary = report.summary
+        self.assertEqual([0.05, 0.2], [r["reference_runtime_ms"] for r in summary["test_results"]])
+        self.assertAlmostEqual(2.0, summary["geomean_speedup"])
+
+    def test_figures_that_are_not_times_are_left_out(self):
+        times = agent.reference_times({"tests": [{"test_id": 1, "runtime_ms": 0.1}, {"test_id": 2, "runtime_ms": -1},
+                                                 {"test_id": 3, "runtime_ms": float("nan")}, {"test_id": "4"},
+                                                 {"test_id": 5, "runtime_ms": True}, "junk"]})
+        self.assertEqual({1: 0.1}, times)
+        self.assertIsNone(agent.with_reference({"test_id": 2, "runtime_ms": 0.1}, times)["speedup"],
+                          "no reference time: no speedup")
+
+
+if __name__ == "__main__":
+    unittest.main()
