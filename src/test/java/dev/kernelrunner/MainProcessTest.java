@@ -171,10 +171,11 @@ class MainProcessTest {
       JsonObject seen = new JsonObject(submission.getJsonObject("error").getString("details"));
       JsonObject env = seen.getJsonObject("env");
       for (String name : env.fieldNames()) {
-        // PYTHONPATH is this test's AGENT_ENV; a local worker's job also has its slot's GPU.
+        // PYTHONPATH is this test's AGENT_ENV; a local worker's job also has its slot's GPU and that GPU's timing gate
+        // (the path of a flag file: remote-agent/remote_agent/gate.py).
         assertTrue(java.util.Set.of("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "HOME", "PYTHONUNBUFFERED",
             "PYTHONDONTWRITEBYTECODE", "PYTHONNOUSERSITE", "KERNEL_RUNNER_SUBMISSION_ID", "PWD", "PYTHONPATH", "CUDA_VISIBLE_DEVICES",
-            "HIP_VISIBLE_DEVICES").contains(name),
+            "HIP_VISIBLE_DEVICES", "KR_TIMING_GATE").contains(name),
             "only an explicit environment reaches the agent, not " + name + ": " + env.encode());
       }
       String everything = seen.encode();
