@@ -435,14 +435,14 @@ class Agent:
 
     # ---- the judge
 
-    def judged(self, payload, toolchain, work, tool, run=None, on_passed=None):
+    def judged(self, payload, toolchain, work, tool, run=None, on_passed=None, name="verify"):
         """One run of the judge (remote_agent/judge.py): every test once more, on inputs only the judge knows,
         called by a fresh serving worker (under ``tool``, the profiler, which then times each call itself) on
         buffers the judge owns and checks; ``run`` (a JudgeRun) is told its processes. Returns (outcome, where the
         profiler's figures are)."""
         job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
         argv, env = self._worker_argv(work, dict(self.job, mode="serve"), "serve-job.json")
-        report_base = os.path.join(work, "verify")
+        report_base = os.path.join(work, name)
         if tool and toolchain.kind == "hipcc":
             argv = profiler.rocprof_command(tool, report_base, argv)
         elif tool:
@@ -492,10 +492,25 @@ class Agent:
         return {"judge": "passed", "tests": len(outcome.results)}
 
     def timing_verdict(self, payload, toolchain, work, tool, claims):
-        """The worker's claimed times against the profiler's own: the judge once more, its serving worker under
-        the profiler (a fresh process, the judge's inputs). A run that does not pass this time leaves the times
-        unconfirmed."""
-        outcome, report_base = self.judged(payload, toolchain, work, tool, on_passed=lambda _: self._mark(
+        """The worker's claimed times against the profiler's own (profiled_verdict). An ``unverified`` stands only
+        if a second profiled run says so too, made with the GPU's timing gate held (gate.py: nothing of the next
+        jobs' starts on the device meanwhile): in a warm worker, other processes' work during a profiled call once
+        took an honest 2.7 us kernel's figure to 4.6 us (worker-h100/run35)."""
+        verdict = self.profiled_verdict(payload, toolchain, work, tool, claims, "verify")
+        if verdict["status"] != "unverified":
+            return verdict
+        self._mark("unverified; profiled once more, the device held")
+        gate.hold(gate.path())
+        try:
+            again = self.profiled_verdict(payload, toolchain, work, tool, claims, "verify-again")
+        finally:
+            gate.release(gate.path())
+        return dict(again, first_run={"status": verdict["status"], "problems": verdict.get("problems", [])})
+
+    def profiled_verdict(self, payload, toolchain, work, tool, claims, name):
+        """The judge once more, its serving worker under the profiler (a fresh process, the judge's inputs), and the
+        claims against the profiler's times. A run that does not pass this time leaves the times unconfirmed."""
+        outcome, report_base = self.judged(payload, toolchain, work, tool, name=name, on_passed=lambda _: self._mark(
             "the profiled calls are done; the profiler writes its figures as the worker ends"))
         by = profiler.tool_name(toolchain.kind)
         if outcome.status != "PASSED":

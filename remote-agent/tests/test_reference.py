@@ -82,3 +82,36 @@ class ReferenceTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class UnverifiedConfirmedTest(unittest.TestCase):
+    def verdicts(self, *first_then):
+        from remote_agent import gate
+        flag = os.path.join(tempfile.mkdtemp(), "gpu-0")
+        runs = []
+        answers = list(first_then)
+
+        def profiled(self_, payload_, toolchain, work, tool, claims, name):
+            runs.append((name, os.path.exists(flag)))
+            return answers.pop(0)
+
+        runner = agent.Agent(events.Emitter(KEY, io.StringIO()))
+        runner.began = time.monotonic()
+        with mock.patch.object(agent.Agent, "profiled_verdict", profiled), \
+                mock.patch.dict(os.environ, {gate.VARIABLE: flag}):
+            verdict = runner.timing_verdict(None, None, None, "ncu", [])
+        self.assertFalse(os.path.exists(flag), "the gate is released after")
+        return verdict, runs
+
+    def test_an_unverified_verdict_stands_only_if_a_second_run_with_the_device_held_agrees(self):
+        noisy = {"status": "unverified", "problems": ["test 2: timed at 0.00267 ms, but the profiler saw 0.00464"]}
+        verdict, runs = self.verdicts(noisy, {"status": "verified", "problems": []})
+        self.assertEqual([("verify", False), ("verify-again", True)], runs)
+        self.assertEqual("verified", verdict["status"])
+        self.assertEqual(noisy["problems"], verdict["first_run"]["problems"], "the first run is on record")
+        verdict, _ = self.verdicts(noisy, dict(noisy))
+        self.assertEqual("unverified", verdict["status"])
+
+    def test_a_verified_verdict_needs_one_run(self):
+        verdict, runs = self.verdicts({"status": "verified", "problems": []})
+        self.assertEqual([("verify", False)], runs)
