@@ -9,36 +9,18 @@ import cProfile
 import io
 import os
 import pstats
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-AGENT_ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, AGENT_ROOT)
-from remote_agent import catalog, compiler, worker  # noqa: E402
-from remote_agent.agent import build_plan  # noqa: E402
+sys.path.insert(0, HERE)
+from leaky_relu_runner import warm_runner  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/benchmark-profile"
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    import torch
-    problem = catalog.load("leaky-relu")
-    toolchain = compiler.detect("cuda")
-    with open(os.path.join(AGENT_ROOT, "selftest", "kernels", "leaky-relu.cu")) as f:
-        code = f.read()
-    sources, entry, symbol, _ = build_plan(code, "cuda", problem, toolchain)
-    for name, text in sources.items():
-        with open(os.path.join(OUT, name), "w") as f:
-            f.write(text)
-    subprocess.run(toolchain.command("cuda", entry, "lib.so"), cwd=OUT, check=True)
-    worker._redirect_stdout()  # the worker's protocol lines go to the real stdout, as in a job
-    worker.warm_kernels(torch)
-    job = {"library": os.path.join(OUT, "lib.so"), "symbol": symbol, "problem": "leaky-relu", "dtype": "float32",
-           "problems_dir": catalog.PROBLEMS_DIR, "benchmark": {}, "mode": "benchmark"}
-    runner = worker.Runner(job, torch)
+    torch, runner = warm_runner(OUT, cupti=False)
     profile = cProfile.Profile()
     began = time.monotonic()
     profile.enable()

@@ -8,36 +8,23 @@ reaches the timed call: no launch gap is timed. It spins ~200 us, and a timed ru
 under 0.1 ms are measured as the benchmark measures them (Runner.measure, every sample on fresh inputs and
 checked) with spins of 200, 100, 50 and 25 us, in rounds that alternate the order, and the host's own time from
 the spin's launch to the call's is read too. Prints the medians per spin, and each test's time."""
-import json
 import os
 import statistics
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-AGENT_ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, AGENT_ROOT)
 sys.path.insert(0, HERE)
-from remote_agent import catalog, worker  # noqa: E402
-from sample_cost_probe import build  # noqa: E402
+from leaky_relu_runner import warm_runner, write  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/lead-probe"
 LEADS_US = (200, 100, 50, 25)
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    import torch
-    import sample_cost_probe
-    sample_cost_probe.OUT = OUT
-    symbol = build()
-    worker._redirect_stdout()
-    worker._prepare()
-    job = {"library": os.path.join(OUT, "lib.so"), "symbol": symbol, "problem": "leaky-relu", "dtype": "float32",
-           "problems_dir": catalog.PROBLEMS_DIR, "benchmark": {}, "mode": "benchmark"}
-    runner = worker.Runner(job, torch)
+    torch, runner = warm_runner(OUT)
     runner.check()
-    per_cycle = runner.lead_cycles / 200.0
+    per_cycle = torch.cuda.get_device_properties(0).clock_rate / 1000.0  # the SM clock's cycles per us
     cases = runner.problem.cases[:4]
     rows = {lead: {c["name"]: [] for c in cases} for lead in LEADS_US}
     walls = {lead: [] for lead in LEADS_US}
@@ -80,10 +67,7 @@ def main():
                                        for lead, by in rows.items()},
               "host_spin_to_call_us": {"p50": round(gaps[100], 1), "p99": round(gaps[198], 1),
                                        "max": round(gaps[-1], 1)}}
-    text = json.dumps(result, indent=1)
-    with open(os.path.join(OUT, "lead-probe.json"), "w") as f:
-        f.write(text)
-    print(text, file=sys.stderr)
+    write(OUT, "lead-probe.json", result)
 
 
 if __name__ == "__main__":

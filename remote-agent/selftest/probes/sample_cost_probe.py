@@ -7,32 +7,16 @@ then, with the worker's own Runner: (1) the benchmark phase as it is, three time
 (a fresh input set, the sync before timing, the timed run, the two NVML readings, the check of the output), mean
 over 50 samples; (3) the device-span guard's 21 calls, one profiler session each against one session around all.
 Prints a JSON summary (OUT_DIR/sample-cost.json)."""
-import json
 import os
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-AGENT_ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, AGENT_ROOT)
-from remote_agent import catalog, compiler, worker  # noqa: E402
-from remote_agent.agent import build_plan  # noqa: E402
+sys.path.insert(0, HERE)
+from leaky_relu_runner import warm_runner, write  # noqa: E402  (it puts the agent on the path)
+from remote_agent import worker  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/sample-cost"
-
-
-def build():
-    problem = catalog.load("leaky-relu")
-    toolchain = compiler.detect("cuda")
-    with open(os.path.join(AGENT_ROOT, "selftest", "kernels", "leaky-relu.cu")) as f:
-        code = f.read()
-    sources, entry, symbol, _ = build_plan(code, "cuda", problem, toolchain)
-    for name, text in sources.items():
-        with open(os.path.join(OUT, name), "w") as f:
-            f.write(text)
-    subprocess.run(toolchain.command("cuda", entry, "lib.so"), cwd=OUT, check=True)
-    return symbol
 
 
 def parts(runner, torch, case, count=50):
@@ -80,14 +64,7 @@ def spans(runner, torch, case, calls=21):
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    import torch
-    symbol = build()
-    worker._redirect_stdout()
-    worker._prepare()
-    job = {"library": os.path.join(OUT, "lib.so"), "symbol": symbol, "problem": "leaky-relu", "dtype": "float32",
-           "problems_dir": catalog.PROBLEMS_DIR, "benchmark": {}, "mode": "benchmark"}
-    runner = worker.Runner(job, torch)
+    torch, runner = warm_runner(OUT)
     runner.check()
     result = {"device": torch.cuda.get_device_name(0), "benchmark_s": []}
     for _ in range(3):
@@ -104,10 +81,7 @@ def main():
         runner.nvml.temperature()
     result["nvml_temperature_us"] = round(1e6 * (time.perf_counter() - began) / 200, 2)
     result["spans"] = {case["name"]: spans(runner, torch, case) for case in runner.problem.cases[:3]}
-    text = json.dumps(result, indent=1)
-    with open(os.path.join(OUT, "sample-cost.json"), "w") as f:
-        f.write(text)
-    print(text, file=sys.stderr)
+    write(OUT, "sample-cost.json", result)
 
 
 if __name__ == "__main__":
