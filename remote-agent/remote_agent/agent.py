@@ -405,9 +405,8 @@ class Agent:
                     deadline = time.monotonic() + limit
         if summary is not None and payload.mode == "benchmark":
             summary = with_references(summary, references) if references is not None else None
-        err_thread, stderr_tail = solution.err_thread, solution.stderr_tail
-        report = WorkerReport(summary, checked, device_start.result(), child, err_thread, stderr_tail, finished,
-                              verdict)
+        report = WorkerReport(summary, checked, device_start.result(), child, solution.err_thread,
+                              solution.stderr_tail, finished, verdict)
         return report if finished and not self.out.finished else self.ended(payload, report)
 
     def ended(self, payload, report):
