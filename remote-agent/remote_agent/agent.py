@@ -403,8 +403,15 @@ class Agent:
                     gate.hold(gate.path())  # the next jobs' processes wait before touching the device
                     verification.send(child, "GO")
                     deadline = time.monotonic() + limit
+        if payload.mode == "benchmark" and references is None and not self.out.finished:
+            # No code of the submission's ran (the library is loaded after REFERENCES): not the kernel's failure.
+            code = child.wait()
+            solution.err_thread.join(timeout=2)
+            self.out.emit("ERROR", message="the worker ended (code %s) before it had timed the reference; the "
+                          "solution never ran" % code, details=events.trim("".join(solution.stderr_tail).strip()))
+            return None
         if summary is not None and payload.mode == "benchmark":
-            summary = with_references(summary, references) if references is not None else None
+            summary = with_references(summary, references)
         report = WorkerReport(summary, checked, device_start.result(), child, solution.err_thread,
                               solution.stderr_tail, finished, verdict)
         return report if finished and not self.out.finished else self.ended(payload, report)

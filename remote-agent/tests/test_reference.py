@@ -42,34 +42,44 @@ FORGER = textwrap.dedent('''
 
 class ReferenceTest(unittest.TestCase):
     def test_the_speedups_are_over_the_reference_times_taken_before_the_library(self):
-        folder = tempfile.mkdtemp()
-        script = os.path.join(folder, "forger.py")
-        with open(script, "w") as f:
-            f.write(FORGER)
-        out = io.StringIO()
-        runner = agent.Agent(events.Emitter(KEY, out), problems_dir=None)
-        runner.began = time.monotonic()
-        runner.job = {"library": "x.so", "symbol": "solution", "problem": "leaky-relu", "dtype": "float32"}
-        runner.solution = runner.judge = None
-        work = tempfile.mkdtemp()
         passed = verification.Outcome("PASSED", [{"test_id": 1}, {"test_id": 2}])
-        job = payload.parse(json.dumps({
-            "submission_id": "s1", "problem": "leaky-relu", "language": "cuda", "dtype": "float32", "code": "x",
-            "mode": "benchmark", "limits": {"compile_seconds": 10, "test_seconds": 20,
-                                            "benchmark_seconds": 30}}).encode())
-        with mock.patch.object(agent, "worker_command", lambda w: ([sys.executable, script], dict(os.environ))), \
-                mock.patch.object(agent.Agent, "judged", lambda self, *a, **k: (passed, None)), \
-                mock.patch.object(agent.device, "info", lambda: {}), \
-                mock.patch.object(agent.sandbox, "confine", lambda *a, **k: None):
-            report = runner.execute(job, None, None, work)
+        with mock.patch.object(agent.Agent, "judged", lambda self, *a, **k: (passed, None)):
+            report, emitted = self.run_worker(FORGER)
         self.assertIsNotNone(report)
-        emitted = [events.decode(line, KEY) for line in out.getvalue().splitlines()]
         results = [e["result"] for e in emitted if e["type"] == "BENCHMARK_RESULT"]
         self.assertEqual([0.05, 0.2], [r["reference_runtime_ms"] for r in results])
         self.assertEqual([2.0, 2.0], [round(r["speedup"], 9) for r in results])
         summary = report.summary
         self.assertEqual([0.05, 0.2], [r["reference_runtime_ms"] for r in summary["test_results"]])
         self.assertAlmostEqual(2.0, summary["geomean_speedup"])
+
+    def test_a_worker_that_ends_before_the_reference_is_an_error_not_the_kernels(self):
+        report, emitted = self.run_worker("import sys; print('no device', file=sys.stderr); sys.exit(3)")
+        self.assertIsNone(report)
+        self.assertEqual(["ERROR"], [e["type"] for e in emitted])
+        self.assertIn("before it had timed the reference", emitted[0]["message"])
+        self.assertIn("no device", emitted[0]["details"])
+
+    def run_worker(self, script_text):
+        """The agent's execute() in benchmark mode over a fake worker (``script_text``): (its report, the events)."""
+        folder = tempfile.mkdtemp()
+        script = os.path.join(folder, "worker.py")
+        with open(script, "w") as f:
+            f.write(script_text)
+        out = io.StringIO()
+        runner = agent.Agent(events.Emitter(KEY, out))
+        runner.began = time.monotonic()
+        runner.job = {"library": "x.so", "symbol": "solution", "problem": "leaky-relu", "dtype": "float32"}
+        runner.solution = runner.judge = None
+        job = payload.parse(json.dumps({
+            "submission_id": "s1", "problem": "leaky-relu", "language": "cuda", "dtype": "float32", "code": "x",
+            "mode": "benchmark", "limits": {"compile_seconds": 10, "test_seconds": 20,
+                                            "benchmark_seconds": 30}}).encode())
+        with mock.patch.object(agent, "worker_command", lambda w: ([sys.executable, script], dict(os.environ))), \
+                mock.patch.object(agent.device, "info", lambda: {}), \
+                mock.patch.object(agent.sandbox, "confine", lambda *a, **k: None):
+            report = runner.execute(job, None, None, tempfile.mkdtemp())
+        return report, [events.decode(line, KEY) for line in out.getvalue().splitlines()]
 
     def test_figures_that_are_not_times_are_left_out(self):
         times = agent.reference_times({"tests": [{"test_id": 1, "runtime_ms": 0.1}, {"test_id": 2, "runtime_ms": -1},
