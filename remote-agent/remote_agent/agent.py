@@ -13,8 +13,8 @@ import threading
 import time
 import traceback
 
-from remote_agent import (catalog, compiler, device, events, gate, launcher, physics, profiler, sandbox, stats,
-                          verification)
+from remote_agent import (catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler, sandbox,
+                          stats, verification)
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
 
@@ -52,6 +52,7 @@ class Prestarted:
         self.pairs = {}  # (the judge, its serving worker, when they were started) by profiler (None: none)
         self.work = make_work()
         _background(device.nvml)  # NVML's start (the device's readings around the job), before the job
+        self.nvcc_plans = _background(self._nvcc_plans)
         try:
             self._start()
         except Exception:
@@ -106,6 +107,23 @@ class Prestarted:
         log("agent: the judge's processes%s were started %.1f s before they were needed" % (
             " under " + tool if tool else "", time.monotonic() - started))
         return judge, worker, job_file
+
+    def _nvcc_plans(self):
+        """The toolchain, and nvcc's steps for a CUDA solution built in this work folder by either entry (the
+        launcher's or the solution's own), made ahead: (toolchain or None, {argv: Plan})."""
+        toolchain = compiler.detect("cuda")
+        if toolchain is None or toolchain.kind != "nvcc":
+            return toolchain, {}
+        argvs = [tuple(toolchain.command("cuda", entry, "lib.so")) for entry in ("launcher.cu", "solution.cu")]
+        return toolchain, {argv: nvcc_steps.plan(list(argv), self.work) for argv in argvs}
+
+    def toolchain(self, language):
+        """The CUDA toolchain found ahead (``compiler.detect`` runs nvidia-smi and nvcc), else found now."""
+        found = self.nvcc_plans.result()[0] if language == "cuda" else None
+        return found if found is not None else compiler.detect(language)
+
+    def nvcc_plan(self, argv):
+        return self.nvcc_plans.result()[1].get(tuple(argv))
 
     def is_ready(self):
         return not self.ready.is_alive()
@@ -194,7 +212,8 @@ class Agent:
             self.out.emit("ERROR", message="problem '" + problem.slug + "' does not take dtype " + payload.dtype,
                           details="it takes " + ", ".join(problem.dtypes))
             return
-        toolchain = compiler.detect(payload.language)
+        toolchain = (self.prestarted.toolchain(payload.language) if self.prestarted is not None
+                     else compiler.detect(payload.language))
         if toolchain is None:
             self.out.emit("ERROR", message="no GPU here: found no NVIDIA GPU with nvcc, nor ROCm with hipcc",
                           details="nvcc: " + str(compiler.find_nvcc()) + "; hipcc: " + str(shutil.which("hipcc")))
@@ -272,14 +291,19 @@ class Agent:
                 f.write(text)
         argv = toolchain.command(payload.language, entry, "lib.so", problem.libraries)
         limit = payload.limits["compile_seconds"]
+        steps = self.nvcc_plan(toolchain, argv, work)
         try:
-            done = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=limit)
+            if steps is not None:
+                code, output = nvcc_steps.run(steps, work, limit)
+            else:
+                done = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=limit)
+                code, output = done.returncode, done.stdout + done.stderr
         except subprocess.TimeoutExpired:
             self.out.emit("TIME_LIMIT_EXCEEDED", phase="compile", limit_seconds=limit,
                           message="compilation took longer than " + str(limit) + " s")
             return None, None
-        if done.returncode != 0:
-            output = (done.stdout + done.stderr).replace(work + os.sep, "")
+        if code != 0:
+            output = output.replace(work + os.sep, "")
             barred = compiler.unallowed_library(output, problem.libraries)
             message = ("it calls %s (%s), which this problem does not allow a solution to use (allowed: %s)"
                        % (barred[0], barred[1], ", ".join(problem.libraries) or "none")
@@ -290,6 +314,14 @@ class Agent:
         built = os.path.join(work, "lib.so")
         cache.put(key, built)
         return built, symbol
+
+    def nvcc_plan(self, toolchain, argv, work):
+        """nvcc's steps for ``argv`` split in two sides (nvcc_steps.py): a warm agent's, made before its job, else
+        made now; None where nvcc is not the compiler or its steps are not the shape that module knows."""
+        if toolchain.kind != "nvcc":
+            return None
+        ahead = self.prestarted.nvcc_plan(argv) if self.prestarted is not None else None
+        return ahead if ahead is not None else nvcc_steps.plan(argv, work)
 
     # ---- running the worker
 
