@@ -41,11 +41,12 @@ def build_plan(code, language, problem, toolchain):
 
 
 class Prestarted:
-    """What a warm agent makes before its payload arrives: the work folder, the process that will run the solution
-    (Python, PyTorch, the device's context, CUPTI's first session) with the plain judge's pair beside it (it checks
-    beside the solution's own check) and, once the solution's process is ready, the pair under the profiler (needed
-    only after the benchmark); each confined as ever and waiting on its stdin for its job. Used by one submission
-    only."""
+    """What a warm agent makes before its payload arrives: the work folder, the toolchain and nvcc's steps for it,
+    the process that will run the solution (Python, PyTorch, the device's context, CUPTI's first session) with the
+    plain judge's pair beside it (it checks beside the solution's own check) and, once the solution's process is
+    ready, the pair under the profiler (needed only after the benchmark); each confined as ever and waiting on its
+    stdin for its job (the solution's process first for the reference's, while the solution compiles). Used by one
+    submission only."""
 
     def __init__(self):
         self.process = self.ready = None
