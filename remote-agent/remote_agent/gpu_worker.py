@@ -20,6 +20,7 @@ import ctypes
 import http.client
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -444,6 +445,29 @@ def device_name(gpu):
     return "GPU %s" % gpu
 
 
+GATES = re.compile(r"^kr-gates-(\d+)-")
+
+
+def gate_folder(parent=None):
+    """A folder for this worker's timing gates (gate.py) that only its user writes, named after its pid; those of
+    this user's workers that are gone (killed: a stopped one removes its own) are removed first."""
+    parent = parent or tempfile.gettempdir()
+    for name in os.listdir(parent):
+        found = GATES.match(name)
+        path = os.path.join(parent, name)
+        if not found or not os.path.isdir(path) or os.stat(path).st_uid != os.getuid():
+            continue
+        try:
+            os.kill(int(found.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except PermissionError:
+            pass  # alive, another user's
+    folder = tempfile.mkdtemp(prefix="kr-gates-%d-" % os.getpid(), dir=parent)
+    os.chmod(folder, 0o755)  # mkdtemp's 0700, opened for reading: the jobs' processes look for the flag
+    return folder
+
+
 def job_environment(source, gpu, gate_flag=None):
     """The environment of a slot's jobs: the worker's, less its token, on one GPU, and without the user site
     directory. A job's user code runs as this user (unless the worker is root): a .pth it left in
@@ -480,8 +504,7 @@ def main(argv):
     run_id = uuid.uuid4().hex[:8]
     cache_secret = secrets.token_bytes(32)  # one library cache for every slot of this worker
     slots, launchers = [], []
-    gates = tempfile.mkdtemp(prefix="kr-gates-")  # the worker's user alone writes here (mkdtemp: 0700, then 0755)
-    os.chmod(gates, 0o755)
+    gates = gate_folder()
     for gpu in gpus:
         env = job_environment(os.environ, gpu, os.path.join(gates, "gpu-" + gpu))
         launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env, cache_secret)

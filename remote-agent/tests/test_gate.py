@@ -56,6 +56,18 @@ class GateTest(unittest.TestCase):
         self.assertFalse(os.path.exists(self.flag))
 
 
+    def test_a_workers_gate_folder_is_its_own_and_those_of_workers_gone_are_swept(self):
+        parent = tempfile.mkdtemp()
+        gone = os.path.join(parent, "kr-gates-999999999-old")  # no such pid
+        os.makedirs(gone)
+        alive = os.path.join(parent, "kr-gates-%d-other" % os.getppid())
+        os.makedirs(alive)
+        folder = gpu_worker.gate_folder(parent)
+        self.assertFalse(os.path.exists(gone), "a killed worker's folder is removed")
+        self.assertTrue(os.path.exists(alive), "a running worker's is not")
+        self.assertTrue(os.path.basename(folder).startswith("kr-gates-%d-" % os.getpid()))
+        self.assertEqual(0o755, os.stat(folder).st_mode & 0o777)
+
 
 if __name__ == "__main__":
     unittest.main()
