@@ -311,7 +311,8 @@ class Agent:
                        if barred else "compilation failed")
             self.out.emit("COMPILE_ERROR", message=message, details=events.trim(output.strip()))
             return None, None
-        self._mark("compiled (%s)" % ("nvcc's steps, two sides at once" if steps is not None else "by " + toolchain.kind))
+        self._mark("compiled (%s)" % ("nvcc's steps, two sides at once" if steps is not None
+                                      else "by " + toolchain.kind))
         built = os.path.join(work, "lib.so")
         cache.put(key, built)
         return built, symbol
