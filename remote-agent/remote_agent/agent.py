@@ -171,8 +171,7 @@ def worker_command(work):
     user may write); its job file comes after the argv."""
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = sandbox.environment(os.environ, os.path.join(work, "home"),
-                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
-                               **({gate.VARIABLE: gate.path()} if gate.path() else {})})
+                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1"})
     return [sys.executable, "-m", "remote_agent.worker"], env
 
 
@@ -261,7 +260,7 @@ class Agent:
                         payload, toolchain, work, tool, report.summary["test_results"]))
                     self._mark("verified")
         finally:
-            gate.release(gate.path())  # whatever ended the benchmark
+            gate.release()  # whatever ended the benchmark
             if self.judge is not None:
                 self.judge.cancel()  # the submission ended before its verdict was needed
             if self.solution is not None and self.solution.child.poll() is None:
@@ -346,7 +345,7 @@ class Agent:
         argv, _ = self._worker_argv(work, dict(self._job_basis(payload), mode="reference"), "reference-job.json")
         child = self.prestarted.take(argv[-1])
         if child is not None:
-            gate.hold(gate.path())
+            gate.hold()
             self.solution = SolutionProcess(child, waits_for_job=True)
 
     def _job_basis(self, payload):
@@ -371,7 +370,7 @@ class Agent:
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                          start_new_session=True, preexec_fn=sandbox.confine)
             if payload.mode == "benchmark":
-                gate.hold(gate.path())  # it times the reference first
+                gate.hold()  # it times the reference first
             solution = self.solution = SolutionProcess(child)
         child = solution.child
         references = None
@@ -403,8 +402,7 @@ class Agent:
                 limit = payload.limits["benchmark_seconds" if phase == "benchmark" else "test_seconds"]
                 deadline = time.monotonic() + limit
             elif kind == "REFERENCES" and payload.mode == "benchmark" and references is None and self.judge is None:
-                references = reference_times(message)
-                gate.release(gate.path())
+                references = reference_times(message)  # the gate was released as the line came (SolutionProcess)
                 self._mark("the reference timed")
                 if solution.waits_for_job:
                     solution.waits_for_job = False
@@ -414,7 +412,7 @@ class Agent:
                 summary = message
             elif kind == "DONE":
                 finished = True
-                gate.release(gate.path())
+                gate.release()
                 break  # its process ends while the judge runs (ended() waits for it)
             elif kind == "CHECKED" and payload.mode == "check":
                 checked = message  # the end of a check-mode run: only once the judge agrees
@@ -434,7 +432,7 @@ class Agent:
                         self._kill(child)
                         return None
                     self._mark("judged; benchmarking")
-                    gate.hold(gate.path())  # the next jobs' processes wait before touching the device
+                    gate.hold()  # the next jobs' processes wait before touching the device
                     verification.send(child, "GO")
                     deadline = time.monotonic() + limit
         if payload.mode == "benchmark" and references is None and not self.out.finished:
@@ -540,11 +538,11 @@ class Agent:
         if verdict["status"] != "unverified":
             return verdict
         self._mark("unverified; profiled once more, the device held")
-        gate.hold(gate.path())
+        gate.hold()
         try:
             again = self.profiled_verdict(payload, toolchain, work, tool, claims, "verify-again")
         finally:
-            gate.release(gate.path())
+            gate.release()
         return dict(again, first_run={"status": verdict["status"], "problems": verdict.get("problems", [])})
 
     def profiled_verdict(self, payload, toolchain, work, tool, claims, name):
@@ -726,7 +724,7 @@ class SolutionProcess:
 
     def _line(self, line):
         if '"REFERENCES"' in line:
-            gate.release(gate.path())  # at once, even while the solution still compiles
+            gate.release()  # at once, even while the solution still compiles
         self.lines.put(line)
 
     def _log(self, line):
@@ -741,7 +739,7 @@ def reference_times(message):
     for test in message.get("tests") or []:
         if isinstance(test, dict) and isinstance(test.get("test_id"), int):
             value = test.get("runtime_ms")
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+            if _number(value) and math.isfinite(value) and value > 0:
                 times[test["test_id"]] = float(value)
     return times
 
@@ -755,9 +753,13 @@ def with_reference(result, references):
     reference = references.get(result.get("test_id"))
     runtime = result.get("runtime_ms")
     result["reference_runtime_ms"] = reference
-    result["speedup"] = (reference / runtime if reference and isinstance(runtime, (int, float))
-                         and not isinstance(runtime, bool) and runtime > 0 else None)
+    result["speedup"] = reference / runtime if reference and _number(runtime) and runtime > 0 else None
     return result
+
+
+def _number(value):
+    """A JSON number (``True`` is an int to Python, not a time)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def with_references(summary, references):

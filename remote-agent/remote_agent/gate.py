@@ -16,8 +16,9 @@ def path(env=None):
     return (os.environ if env is None else env).get(VARIABLE) or None
 
 
-def hold(flag):
-    """A benchmark starts: the flag made (nothing without a gate)."""
+def hold(flag=None):
+    """A benchmark starts: the flag made (``flag``: this process's gate by default; nothing without one)."""
+    flag = flag if flag is not None else path()
     if flag:
         try:
             with open(flag, "w"):
@@ -26,8 +27,9 @@ def hold(flag):
             pass
 
 
-def release(flag):
-    """The benchmark is over (or never ran): the flag gone."""
+def release(flag=None):
+    """The benchmark is over (or never ran): the flag gone (``flag`` as for hold)."""
+    flag = flag if flag is not None else path()
     if flag:
         try:
             os.unlink(flag)

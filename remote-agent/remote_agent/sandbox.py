@@ -9,9 +9,11 @@ import os
 import resource
 import stat
 
-# Variables passed on: names, or prefixes ending in "_".
+from remote_agent import gate
+
+# Variables passed on: names, or prefixes ending in "_"; the last, the GPU's timing gate, is a flag's path.
 PASSED = ("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "TMPDIR", "CUDA_", "NVIDIA_", "HIP_", "ROCM_", "ROCR_",
-          "HSA_", "HCC_", "GPU_", "OMP_NUM_THREADS", "TRITON_CACHE_DIR")
+          "HSA_", "HCC_", "GPU_", "OMP_NUM_THREADS", "TRITON_CACHE_DIR", gate.VARIABLE)
 UNPRIVILEGED = ("nobody", 65534, 65534)
 LIMITS = {resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: 4096, resource.RLIMIT_NOFILE: 4096}
 PR_SET_NO_NEW_PRIVS = 38
