@@ -167,8 +167,10 @@ public class LocalWorkersVerticle extends VerticleBase {
   public Future<?> stop() {
     stopping = true;
     return vertx.executeBlocking(() -> {
+      // The worker stops its jobs itself: a job's process TERMed beside it could end, and its end be posted as
+      // the job's own, before the worker knew it was stopping (the job is then re-queued by the next start).
       for (Process process : processes.values()) {
-        ProcessTree.signal(process.pid(), false);
+        ProcessTree.terminate(process.pid());
       }
       long deadline = System.nanoTime() + config.agent().killGrace().toNanos() + 2_000_000_000L;
       for (Process process : processes.values()) {

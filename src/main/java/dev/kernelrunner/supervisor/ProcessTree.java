@@ -71,6 +71,12 @@ final class ProcessTree {
     });
   }
 
+  /** Sends TERM to {@code pid} and the group it leads, leaving its descendants in sessions of their own to it. */
+  static void terminate(long pid) {
+    signalGroup(pid, "TERM");
+    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+  }
+
   /** Whether any process of the group led by {@code pgid} is still alive. */
   static boolean groupAlive(long pgid) {
     return signalGroup(pgid, "0");
