@@ -12,6 +12,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.ReplyException;
+import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
@@ -167,7 +169,13 @@ public final class WorkerHubVerticle extends VerticleBase {
         .filter(w -> w.connectionId != null && gpuType.equals(w.gpuType)).count();
     Bus.request(bus, Addresses.TRACKER_CAPACITY, new JsonObject().put("gpu_type", gpuType)
             .put("capacity", (int) connected))
-        .onFailure(error -> log.warn("could not tell the tracker the capacity of {}: {}", gpuType, error.toString()));
+        .onFailure(error -> {
+          // No tracker: the service is stopping (the tracker is deployed before the server workers connect to,
+          // undeployed after it, while the server's closed streams still reach here): not worth a line per worker.
+          if (!(error instanceof ReplyException reply && reply.failureType() == ReplyFailure.NO_HANDLERS)) {
+            log.warn("could not tell the tracker the capacity of {}: {}", gpuType, error.toString());
+          }
+        });
   }
 
   // ---- jobs
