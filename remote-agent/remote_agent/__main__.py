@@ -5,6 +5,7 @@ import ctypes
 import os
 import sys
 
+from remote_agent import sandbox
 from remote_agent.agent import Agent, Prestarted
 from remote_agent.events import Emitter
 from remote_agent.payload import take_cache_secret, take_event_key
@@ -44,6 +45,9 @@ def main(argv=None):
         return gpu_worker.main(argv[1:])
     own_session()
     not_dumpable()
+    if sandbox.claim() is not None:
+        print("agent: the job's code runs as uid %d, this agent's alone" % sandbox.unprivileged()[0],
+              file=sys.stderr, flush=True)
     parser = argparse.ArgumentParser(prog="remote_agent")
     parser.add_argument("--payload", required=True, help="the submission's payload JSON file; - for stdin")
     try:

@@ -158,9 +158,9 @@ class Prestarted:
 
 def make_work():
     """The submission's work folder: the agent's (readable, not writable, by the unprivileged user: no job file or
-    library of ours can be swapped); only its home inside is that user's."""
+    library of ours can be swapped; by no other job's user); only its home inside is that user's."""
     work = tempfile.mkdtemp(prefix="kr-agent-")
-    os.chmod(work, 0o755)
+    sandbox.work_folder(work)
     os.makedirs(os.path.join(work, "home"))
     sandbox.hand_over(os.path.join(work, "home"))
     return work
@@ -195,6 +195,7 @@ class Agent:
             if self.prestarted is not None:
                 self.prestarted.discard()
                 shutil.rmtree(self.prestarted.work, ignore_errors=True)
+            sandbox.release()  # what the job's user left running (outside the job's session, say) ends with it
 
     def _run(self, payload_bytes):
         try:

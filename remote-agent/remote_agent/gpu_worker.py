@@ -34,7 +34,7 @@ import time
 import urllib.parse
 import uuid
 
-from remote_agent import gate
+from remote_agent import gate, sandbox
 from remote_agent import payload as payload_module
 
 TOKEN_VARIABLE = "KERNEL_RUNNER_WORKER_TOKEN"
@@ -497,6 +497,7 @@ def main(argv):
     if args.token:
         log("--token is visible to every user of this machine in the process list; prefer", TOKEN_VARIABLE)
     not_dumpable()
+    sandbox.sweep_unclaimed()  # job users the last worker's agents, killed with it, left running
     gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
@@ -522,5 +523,6 @@ def main(argv):
             slot.job.kill(wait=True)
     for launcher in launchers:
         launcher.close()
+    sandbox.sweep_unclaimed()
     shutil.rmtree(gates, ignore_errors=True)
     return 0

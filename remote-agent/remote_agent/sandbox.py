@@ -1,13 +1,20 @@
 """The process that runs user code: what it inherits from the agent and what it may do. Its environment is made
 from nothing (the variables a GPU program and Python need, no secret of anyone's); it gets no core dumps, a bound
 on processes and open files, and no way to gain privileges (no_new_privs). An agent running as root (a dstack
-container) runs it as an unprivileged user instead, so that it can read neither the agent's nor the judge's memory
-nor files only root may read."""
+container, a worker's machine) runs it as an unprivileged user instead, so that it can read neither the agent's nor
+the judge's memory nor files only root may read; and each agent as a user of its own (claim()), so that one job's
+code cannot signal, trace or read another's: a worker runs one job per GPU side by side, and keeps the next jobs'
+processes waiting beside the current one."""
 import ctypes
+import fcntl
 import glob
 import os
+import pwd
 import resource
+import shutil
+import signal
 import stat
+import tempfile
 
 from remote_agent import gate
 
@@ -15,6 +22,13 @@ from remote_agent import gate
 PASSED = ("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "TMPDIR", "CUDA_", "NVIDIA_", "HIP_", "ROCM_", "ROCR_",
           "HSA_", "HCC_", "GPU_", "OMP_NUM_THREADS", "TRITON_CACHE_DIR", gate.VARIABLE)
 UNPRIVILEGED = ("nobody", 65534, 65534)
+# The users an agent claims (first uid, how many): ids no account has (Debian leaves ids past 65535 to no one),
+# with a lock each in a folder only root may write; gid = uid. Where they cannot be used (no root, or a user
+# namespace that maps only 65536 ids) user code runs as nobody, every job's alike.
+JOB_USERS = (2_000_000_000, 256)
+LOCKS = "/run/kernel-runner-sandbox"
+SHARED_TEMP = (tempfile.gettempdir(), "/var/tmp", "/dev/shm")
+_claimed = None  # (uid, the lock's descriptor) while this process holds a job user
 LIMITS = {resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: 4096, resource.RLIMIT_NOFILE: 4096}
 PR_SET_NO_NEW_PRIVS = 38
 
@@ -36,6 +50,7 @@ def environment(source, home, extra):
     env = {k: v for k, v in source.items()
            if k in PASSED or any(p.endswith("_") and k.startswith(p) for p in PASSED)}
     env["HOME"] = home
+    env["USER"] = env["LOGNAME"] = "kernel-runner-job"  # a job user has no account (getpass reads these first)
     env.update(extra)
     return env
 
@@ -81,12 +96,146 @@ def can_drop():
     return runs_as_root() and device_groups(_gpu_devices())[1]
 
 
+def unprivileged():
+    """(uid, gid) that user code runs as when the agent is root: the job user this process claimed, else nobody."""
+    return (_claimed[0], _claimed[0]) if _claimed else UNPRIVILEGED[1:]
+
+
+def claim(locks=LOCKS, users=JOB_USERS):
+    """As root (and able to drop): takes a job user for this process's life, the first whose lock is free, and ends
+    whatever that user left (sweep). Returns the uid, or None (user code then runs as nobody)."""
+    global _claimed
+    if _claimed is not None or not can_drop():
+        return _claimed[0] if _claimed else None
+    try:
+        os.makedirs(locks, 0o700, exist_ok=True)
+        info = os.lstat(locks)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o077:
+        return None  # not a folder only root may write: a lock there would prove nothing
+    first, count = users
+    for uid in range(first, first + count):
+        fd = take_lock(locks, uid)
+        if fd is None:
+            continue
+        if has_account(uid):
+            os.close(fd)
+            continue
+        if not can_become(uid):
+            os.close(fd)
+            return None  # the range cannot be used here (a user namespace): the next ids will not do better
+        sweep(uid)
+        _claimed = (uid, fd)
+        return uid
+    return None
+
+
+def release():
+    """The job is over: whatever its user still runs is ended, what it left in the shared temporary folders
+    removed, and the user freed for another agent."""
+    global _claimed
+    if _claimed is not None:
+        uid, fd = _claimed
+        sweep(uid)
+        _claimed = None
+        os.close(fd)
+
+
+def take_lock(locks, uid):
+    """The lock of job user ``uid`` (a descriptor holding it), or None when another process holds it."""
+    try:
+        fd = os.open(os.path.join(locks, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+    except OSError:
+        os.close(fd)
+        return None
+
+
+def has_account(uid):
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+def as_user(uid, then=lambda: None):
+    """Runs ``then`` in a child of this process (root) that became ``uid``; whether both went well."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            then()
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
+def can_become(uid):
+    return as_user(uid)
+
+
+def sweep(uid, folders=SHARED_TEMP):
+    """Ends every process of ``uid`` (as that user, a signal to all it may signal: that user's own, in the job's
+    session or out of it) and removes what that user left at the top of ``folders``."""
+    as_user(uid, lambda: os.kill(-1, signal.SIGKILL))  # not the caller; a process being killed cannot fork
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                info = os.lstat(path)
+                if info.st_uid != uid:
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    shutil.rmtree(path)  # follows no link (shutil.rmtree.avoids_symlink_attacks on Linux)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+
+
+def sweep_unclaimed(locks=LOCKS):
+    """Sweeps the job users that no live agent holds (a worker's start: its last agents may have been killed)."""
+    try:
+        names = os.listdir(locks)
+    except OSError:
+        return
+    for name in names:
+        if name.isdigit():
+            fd = take_lock(locks, int(name))
+            if fd is not None:
+                sweep(int(name))
+                os.close(fd)
+
+
+def work_folder(path):
+    """A job's work folder: the agent's, entered and read by the job's user alone (its group), or by every user
+    where there is no job user of its own to give it to."""
+    if _claimed is not None:
+        os.chown(path, 0, _claimed[0])
+        os.chmod(path, 0o750)
+    else:
+        os.chmod(path, 0o755)
+
+
 def hand_over(path):
     """Makes a folder the unprivileged user's (when we are root and can drop), so that the process running as it
     can use it."""
     if not can_drop():
         return
-    _, uid, gid = UNPRIVILEGED
+    uid, gid = unprivileged()
     for root, dirs, files in os.walk(path):
         for name in [root] + [os.path.join(root, n) for n in dirs + files]:
             os.chown(name, uid, gid)
@@ -94,8 +243,9 @@ def hand_over(path):
 
 def confine(drop=True):
     """preexec_fn of the process that runs user code (runs in the child before exec). ``drop``: as root, become
-    the unprivileged user too, with the groups that open the GPU (not under a profiler, which must keep the agent's
-    user to read the counters; nor where a GPU device is root's alone: then the agent logs that it cannot)."""
+    the unprivileged user too (unprivileged()), with the groups that open the GPU (not under a profiler, which must
+    keep the agent's user to read the counters; nor where a GPU device is root's alone: then the agent logs that it
+    cannot)."""
     for limit, value in LIMITS.items():
         try:
             soft, hard = resource.getrlimit(limit)
@@ -104,11 +254,16 @@ def confine(drop=True):
         except (ValueError, OSError):
             pass
     if drop and runs_as_root():
-        _, uid, gid = UNPRIVILEGED
-        groups, reachable = device_groups(_gpu_devices())
-        if reachable:
-            os.setgroups(groups)  # only the groups that open the GPU
-            os.setgid(gid)
-            os.setuid(uid)
+        become(*unprivileged())
     if PRCTL is not None:
         PRCTL(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def become(uid, gid):
+    """(In a child, as root) the unprivileged user, with just the groups that open the GPU; none where a GPU device
+    is root's alone (then it stays root, and the agent says so)."""
+    groups, reachable = device_groups(_gpu_devices())
+    if reachable:
+        os.setgroups(groups)
+        os.setgid(gid)
+        os.setuid(uid)

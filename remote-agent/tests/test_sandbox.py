@@ -1,8 +1,11 @@
 """The process that runs user code: its environment and its limits (a real child process)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import unittest
 
 from remote_agent import sandbox
@@ -16,7 +19,7 @@ class SandboxTest(unittest.TestCase):
         env = sandbox.environment(source, "/work/run", {"PYTHONPATH": "/agent", "PYTHONUNBUFFERED": "1"})
         self.assertEqual(env, {"PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "1",
                                "LANG": "C.UTF-8", "HOME": "/work/run", "PYTHONPATH": "/agent",
-                               "PYTHONUNBUFFERED": "1"})
+                               "PYTHONUNBUFFERED": "1", "USER": "kernel-runner-job", "LOGNAME": "kernel-runner-job"})
 
     def test_the_gpu_groups_go_with_the_unprivileged_user_and_a_root_only_device_keeps_it_root(self):
         chr_ = 0o020000
@@ -45,7 +48,114 @@ class SandboxTest(unittest.TestCase):
         self.assertLessEqual(seen["nofile"], 4096)
         self.assertEqual(seen["no_new_privs"], "1")
         if sandbox.can_drop():
-            self.assertEqual(seen["uid"], sandbox.UNPRIVILEGED[1], "as root the child runs as nobody")
+            self.assertEqual(seen["uid"], sandbox.UNPRIVILEGED[1], "as root, with no job user claimed, nobody")
+
+
+# As root the children run as other users, who may not enter root's own folders (a pyenv under /root, say).
+PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+AGENT = """
+import subprocess, sys
+from remote_agent import sandbox
+uid = sandbox.claim(sys.argv[1])
+child = subprocess.Popen([sys.argv[2], "-c", "import time; time.sleep(60)"], preexec_fn=sandbox.confine, cwd="/")
+print(uid, child.pid, flush=True)
+sys.stdin.read()
+child.kill()
+"""
+
+
+@unittest.skipUnless(sandbox.can_drop(), "needs root: user code runs as another user only where the agent can switch")
+class JobUsersTest(unittest.TestCase):
+    """Two agents on one machine (a worker's two GPUs, or a job and the spare waiting for the next): each job's code
+    runs as a user of its own, which can neither signal nor read the other's, and what one leaves behind ends."""
+
+    def setUp(self):
+        self.locks = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.locks, True)
+
+    def agent(self):
+        process = subprocess.Popen([PYTHON, "-c", AGENT, self.locks, PYTHON], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True, cwd=os.path.dirname(os.path.dirname(
+                                       os.path.abspath(__file__))))
+        self.addCleanup(process.wait)
+        self.addCleanup(process.stdin.close)
+        self.addCleanup(process.stdout.close)
+        uid, pid = map(int, process.stdout.readline().split())
+        return uid, pid
+
+    def test_one_agents_job_user_cannot_signal_anothers_job(self):
+        first_uid, first_child = self.agent()
+        second_uid, second_child = self.agent()
+        self.assertNotEqual(first_uid, second_uid)
+        self.assertNotIn(sandbox.UNPRIVILEGED[1], (first_uid, second_uid))
+        self.assertEqual(os.stat("/proc/%d" % first_child).st_uid, first_uid, "the job's process runs as it")
+        probe = ("import os\ntry:\n    os.kill(%d, 0)\n    print('reached')\n"
+                 "except PermissionError:\n    print('refused')")
+        seen = subprocess.run([PYTHON, "-c", probe % second_child], capture_output=True, text=True, cwd="/",
+                              preexec_fn=lambda: sandbox.become(first_uid, first_uid), timeout=30).stdout.strip()
+        self.assertEqual(seen, "refused")
+        same = subprocess.run([PYTHON, "-c", probe % second_child], capture_output=True, text=True, cwd="/",
+                              preexec_fn=lambda: sandbox.become(second_uid, second_uid), timeout=30).stdout.strip()
+        self.assertEqual(same, "reached", "the probe can tell")
+
+    def test_a_claimed_user_is_held_until_released_and_its_work_folder_is_its_own(self):
+        uid = sandbox.claim(self.locks)
+        self.addCleanup(sandbox.release)
+        self.assertEqual(sandbox.unprivileged(), (uid, uid))
+        self.assertIsNone(sandbox.take_lock(self.locks, uid), "held while this agent lives")
+        work = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, work, True)
+        sandbox.work_folder(work)
+        with open(os.path.join(work, "solution.cu"), "w") as f:
+            f.write("// a kernel")
+        read = "print(open(%r).read())" % os.path.join(work, "solution.cu")
+        mine = subprocess.run([PYTHON, "-c", read], capture_output=True, text=True, cwd="/",
+                              preexec_fn=sandbox.confine, timeout=30)
+        self.assertEqual(mine.stdout.strip(), "// a kernel")
+        theirs = subprocess.run([PYTHON, "-c", read], capture_output=True, text=True, cwd="/",
+                                preexec_fn=lambda: sandbox.become(uid + 1, uid + 1), timeout=30)
+        self.assertIn("PermissionError", theirs.stderr, "another job's user reads nothing of this job's")
+        sandbox.release()
+        self.assertEqual(sandbox.unprivileged(), sandbox.UNPRIVILEGED[1:])
+        fd = sandbox.take_lock(self.locks, uid)
+        self.assertIsNotNone(fd, "free for the next agent")
+        os.close(fd)
+
+    def test_the_sweep_ends_a_process_that_left_the_jobs_session_and_removes_its_files(self):
+        uid = sandbox.JOB_USERS[0] + sandbox.JOB_USERS[1] - 1
+        shared = tempfile.mkdtemp()
+        os.chmod(shared, 0o1777)
+        self.addCleanup(shutil.rmtree, shared, True)
+        kept = os.path.join(shared, "someone-else")
+        open(kept, "w").close()
+        escape = ("import os, time\n"
+                  "open(os.path.join(%r, 'left-behind'), 'w').close()\n"
+                  "os.makedirs(os.path.join(%r, 'a-folder', 'inside'))\n"
+                  "if os.fork() == 0:\n"
+                  "    os.setsid()\n"
+                  "    if os.fork() == 0:\n"
+                  "        print(os.getpid(), flush=True)\n"
+                  "        os.close(1)\n"
+                  "        os.close(2)\n"
+                  "        time.sleep(60)\n"
+                  "    os._exit(0)\n"
+                  "os._exit(0)\n") % (shared, shared)
+        left = subprocess.run([PYTHON, "-c", escape], capture_output=True, text=True, cwd="/", timeout=30,
+                              preexec_fn=lambda: sandbox.become(uid, uid))
+        daemon = int(left.stdout.strip())
+        self.assertTrue(os.path.exists("/proc/%d" % daemon), "it outlived its parent, in a session of its own")
+        sandbox.sweep(uid, folders=(shared,))
+        deadline = time.monotonic() + 5
+        while os.path.exists("/proc/%d" % daemon) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        status = open("/proc/%d/status" % daemon).read() if os.path.exists("/proc/%d" % daemon) else ""
+        self.assertTrue(not status or "zombie" in status, "ended")
+        self.assertEqual(os.listdir(shared), ["someone-else"], "its files gone, another's kept")
+
+    def test_ids_that_cannot_be_used_or_that_an_account_has_leave_user_code_to_nobody(self):
+        self.assertIsNone(sandbox.claim(self.locks, users=(0, 1)), "root's id is an account")
+        self.assertIsNone(sandbox.claim(self.locks, users=(4294967295, 1)), "an id no process can take")
+        self.assertEqual(sandbox.unprivileged(), sandbox.UNPRIVILEGED[1:])
 
 
 if __name__ == "__main__":
