@@ -50,7 +50,9 @@ def environment(source, home, extra):
     env = {k: v for k, v in source.items()
            if k in PASSED or any(p.endswith("_") and k.startswith(p) for p in PASSED)}
     env["HOME"] = home
-    env["USER"] = env["LOGNAME"] = "kernel-runner-job"  # a job user has no account (getpass reads these first)
+    # A job user has no account: getpass.getuser(), which importing PyTorch calls (its compile cache's folder),
+    # reads these before it asks for the account, which would raise.
+    env["USER"] = env["LOGNAME"] = "kernel-runner-job"
     env.update(extra)
     return env
 
