@@ -180,6 +180,7 @@ class Job:
                 self.exit_code = code
                 self.exited = True
                 self.changed.notify_all()
+            sandbox.sweep_unclaimed()  # the job's user, if its agent could not (killed by a cancel)
 
     def kill(self, wait=False):
         """TERM to the job's process tree (the agent starts the solution's process in a session of its own), KILL

@@ -186,9 +186,16 @@ def can_become(uid):
 
 
 def sweep(uid, folders=SHARED_TEMP):
-    """Ends every process of ``uid`` (as that user, a signal to all it may signal: that user's own, in the job's
-    session or out of it) and removes what that user left at the top of ``folders``."""
-    as_user(uid, lambda: os.kill(-1, signal.SIGKILL))  # not the caller; a process being killed cannot fork
+    """Ends every process of ``uid`` and removes what that user left at the top of ``folders``."""
+    sweep_all([uid], folders)
+
+
+def sweep_all(uids, folders=SHARED_TEMP):
+    """Ends every process of each of ``uids`` (as that user, a signal to all it may signal: that user's own, in the
+    job's session or out of it) and removes what they left at the top of ``folders``."""
+    for uid in uids:
+        as_user(uid, lambda: os.kill(-1, signal.SIGKILL))  # not the caller; a process being killed cannot fork
+    uids = set(uids)
     for folder in folders:
         try:
             names = os.listdir(folder)
@@ -198,7 +205,7 @@ def sweep(uid, folders=SHARED_TEMP):
             path = os.path.join(folder, name)
             try:
                 info = os.lstat(path)
-                if info.st_uid != uid:
+                if info.st_uid not in uids:
                     continue
                 if stat.S_ISDIR(info.st_mode):
                     shutil.rmtree(path)  # follows no link (shutil.rmtree.avoids_symlink_attacks on Linux)
@@ -208,18 +215,24 @@ def sweep(uid, folders=SHARED_TEMP):
                 pass
 
 
-def sweep_unclaimed(locks=LOCKS):
-    """Sweeps the job users that no live agent holds (a worker's start: its last agents may have been killed)."""
+def sweep_unclaimed(locks=LOCKS, folders=SHARED_TEMP):
+    """Sweeps the job users that no live agent holds: a worker does after each job (an agent killed by a cancel
+    could not) and when it starts or stops."""
     try:
-        names = os.listdir(locks)
+        names = [int(n) for n in os.listdir(locks) if n.isdigit()]
     except OSError:
         return
-    for name in names:
-        if name.isdigit():
-            fd = take_lock(locks, int(name))
+    held = {}
+    try:
+        for uid in names:
+            fd = take_lock(locks, uid)
             if fd is not None:
-                sweep(int(name))
-                os.close(fd)
+                held[uid] = fd
+        if held:
+            sweep_all(sorted(held), folders)
+    finally:
+        for fd in held.values():
+            os.close(fd)
 
 
 def work_folder(path):

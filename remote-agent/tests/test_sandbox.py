@@ -152,6 +152,22 @@ class JobUsersTest(unittest.TestCase):
         self.assertTrue(not status or "zombie" in status, "ended")
         self.assertEqual(os.listdir(shared), ["someone-else"], "its files gone, another's kept")
 
+    def test_a_worker_sweeps_the_users_no_agent_holds_and_leaves_the_others(self):
+        first = sandbox.JOB_USERS[0] + sandbox.JOB_USERS[1] - 3
+        held = sandbox.take_lock(self.locks, first)  # a live agent's
+        self.addCleanup(os.close, held)
+        os.close(sandbox.take_lock(self.locks, first + 1))  # an agent killed by a cancel: its lock is free
+        sleepers = {}
+        for uid in (first, first + 1):
+            sleeper = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(60)"], cwd="/",
+                                       preexec_fn=lambda uid=uid: sandbox.become(uid, uid))
+            self.addCleanup(sleeper.wait)
+            self.addCleanup(sleeper.kill)
+            sleepers[uid] = sleeper
+        sandbox.sweep_unclaimed(self.locks, folders=())
+        self.assertEqual(sleepers[first + 1].wait(timeout=5), -9, "the free user's process ended")
+        self.assertIsNone(sleepers[first].poll(), "the held user's left running")
+
     def test_ids_that_cannot_be_used_or_that_an_account_has_leave_user_code_to_nobody(self):
         self.assertIsNone(sandbox.claim(self.locks, users=(0, 1)), "root's id is an account")
         self.assertIsNone(sandbox.claim(self.locks, users=(4294967295, 1)), "an id no process can take")
