@@ -3,6 +3,7 @@ package dev.kernelrunner.supervisor;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import org.junit.jupiter.api.Test;
 
 /** Real processes: what each way of stopping a tree reaches. */
@@ -14,14 +15,29 @@ class ProcessTreeTest {
    */
   @Test
   void terminateLeavesADescendantInASessionOfItsOwn() throws Exception {
+    assertTrue(stopParentOfAJob(ProcessTree::terminate, job -> {
+      Thread.sleep(200);
+      return job.isAlive();
+    }), "the job is left to its parent");
+  }
+
+  @Test
+  void signalReachesEveryDescendant() throws Exception {
+    assertTrue(stopParentOfAJob(pid -> ProcessTree.signal(pid, false), job -> {
+      job.onExit().get(5, TimeUnit.SECONDS);
+      return true;
+    }), "the job got TERM too");
+  }
+
+  /** What {@code check} says of a child leading a session of its own, once its parent was stopped with {@code stop}. */
+  private static boolean stopParentOfAJob(LongConsumer stop, Check check) throws Exception {
     Process parent = new ProcessBuilder("sh", "-c", "setsid sleep 30 & wait").start();
     ProcessHandle job = null;
     try {
       job = awaitChild(parent);
-      ProcessTree.terminate(parent.pid());
+      stop.accept(parent.pid());
       assertTrue(parent.waitFor(5, TimeUnit.SECONDS), "the parent got TERM");
-      Thread.sleep(200);
-      assertTrue(job.isAlive(), "the descendant in its own session is left to its parent");
+      return check.on(job);
     } finally {
       parent.destroyForcibly();
       if (job != null) {
@@ -30,21 +46,8 @@ class ProcessTreeTest {
     }
   }
 
-  @Test
-  void signalReachesEveryDescendant() throws Exception {
-    Process parent = new ProcessBuilder("sh", "-c", "setsid sleep 30 & wait").start();
-    ProcessHandle job = null;
-    try {
-      job = awaitChild(parent);
-      ProcessTree.signal(parent.pid(), false);
-      assertTrue(parent.waitFor(5, TimeUnit.SECONDS));
-      assertTrue(job.onExit().get(5, TimeUnit.SECONDS) != null && !job.isAlive(), "the descendant got TERM too");
-    } finally {
-      parent.destroyForcibly();
-      if (job != null) {
-        job.destroyForcibly();
-      }
-    }
+  private interface Check {
+    boolean on(ProcessHandle job) throws Exception;
   }
 
   private static ProcessHandle awaitChild(Process parent) throws InterruptedException {
