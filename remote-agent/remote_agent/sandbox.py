@@ -121,7 +121,7 @@ def claim(locks=LOCKS, users=JOB_USERS):
         fd = take_lock(locks, uid)
         if fd is None:
             continue
-        if has_account(uid):
+        if has_account(uid) or foreign(uid):
             os.close(fd)
             continue
         if not can_become(uid):
@@ -166,23 +166,33 @@ def has_account(uid):
         return False
 
 
-def as_user(uid, then=lambda: None):
-    """Runs ``then`` in a child of this process (root) that became ``uid``; whether both went well."""
+
+
+def foreign(uid):
+    """Whether a process of another user namespace runs as ``uid`` (the id is someone else's: never ours to sweep)."""
+    own = os.readlink("/proc/self/ns/user")
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and os.stat("/proc/" + name).st_uid == uid:
+                if os.readlink("/proc/%s/ns/user" % name) != own:
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def can_become(uid):
+    """Whether this process (root) can become ``uid`` (a child tries)."""
     pid = os.fork()
     if pid == 0:
         try:
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-            then()
             os._exit(0)
         except BaseException:
             os._exit(1)
     return os.waitpid(pid, 0)[1] == 0
-
-
-def can_become(uid):
-    return as_user(uid)
 
 
 def sweep(uid, folders=SHARED_TEMP):
@@ -190,12 +200,40 @@ def sweep(uid, folders=SHARED_TEMP):
     sweep_all([uid], folders)
 
 
+def processes_of(uids):
+    """(pid, uid) of the live processes that run as one of ``uids`` (real, effective or saved), in this process's
+    user namespace: one of another (a container's, whose ids the host maps onto the same numbers) is not ours."""
+    own = os.readlink("/proc/self/ns/user")
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % name) as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            if fields["State"].split()[0] == "Z":
+                continue  # ended, not yet reaped by its parent
+            uid = next((int(i) for i in fields["Uid"].split()[:3] if int(i) in uids), None)
+            if uid is not None and os.readlink("/proc/%s/ns/user" % name) == own:
+                found.append((int(name), uid))
+        except (OSError, KeyError, IndexError, ValueError):
+            continue
+    return found
+
+
 def sweep_all(uids, folders=SHARED_TEMP):
-    """Ends every process of each of ``uids`` (as that user, a signal to all it may signal: that user's own, in the
-    job's session or out of it) and removes what they left at the top of ``folders``."""
-    for uid in uids:
-        as_user(uid, lambda: os.kill(-1, signal.SIGKILL))  # not the caller; a process being killed cannot fork
+    """Ends every process of each of ``uids`` (in the job's session or out of it; one forked meanwhile is found by
+    the next look) and removes what they left at the top of ``folders``."""
     uids = set(uids)
+    for _ in range(100):
+        found = processes_of(uids)
+        if not found:
+            break
+        for pid, _uid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)  # a process being killed cannot fork
+            except OSError:
+                pass
     for folder in folders:
         try:
             names = os.listdir(folder)

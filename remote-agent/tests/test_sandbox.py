@@ -168,6 +168,27 @@ class JobUsersTest(unittest.TestCase):
         self.assertEqual(sleepers[first + 1].wait(timeout=5), -9, "the free user's process ended")
         self.assertIsNone(sleepers[first].poll(), "the held user's left running")
 
+    def test_an_id_that_a_container_uses_is_neither_claimed_nor_swept(self):
+        """Another user namespace's processes (a container whose ids the host maps onto the same numbers)."""
+        if shutil.which("unshare") is None:
+            self.skipTest("no unshare here")
+        uid = sandbox.JOB_USERS[0]
+        other = subprocess.Popen(["unshare", "--user", "sleep", "60"], cwd="/",
+                                 preexec_fn=lambda: sandbox.become(uid, uid))
+        self.addCleanup(other.wait)
+        self.addCleanup(other.kill)
+        deadline = time.monotonic() + 5
+        while os.readlink("/proc/%d/ns/user" % other.pid) == os.readlink("/proc/self/ns/user"):
+            if other.poll() is not None or time.monotonic() > deadline:
+                self.skipTest("no user namespace here")
+            time.sleep(0.02)
+        self.assertTrue(sandbox.foreign(uid))
+        sandbox.sweep(uid, folders=())
+        self.assertIsNone(other.poll(), "not ours to end")
+        claimed = sandbox.claim(self.locks)
+        self.addCleanup(sandbox.release)
+        self.assertNotEqual(claimed, uid, "nor to take")
+
     def test_ids_that_cannot_be_used_or_that_an_account_has_leave_user_code_to_nobody(self):
         self.assertIsNone(sandbox.claim(self.locks, users=(0, 1)), "root's id is an account")
         self.assertIsNone(sandbox.claim(self.locks, users=(4294967295, 1)), "an id no process can take")
