@@ -166,8 +166,6 @@ def has_account(uid):
         return False
 
 
-
-
 def foreign(uid):
     """Whether a process of another user namespace runs as ``uid`` (the id is someone else's: never ours to sweep)."""
     own = os.readlink("/proc/self/ns/user")
