@@ -168,15 +168,7 @@ def has_account(uid):
 
 def foreign(uid):
     """Whether a process of another user namespace runs as ``uid`` (the id is someone else's: never ours to sweep)."""
-    own = os.readlink("/proc/self/ns/user")
-    for name in os.listdir("/proc"):
-        try:
-            if name.isdigit() and os.stat("/proc/" + name).st_uid == uid:
-                if os.readlink("/proc/%s/ns/user" % name) != own:
-                    return True
-        except OSError:
-            continue
-    return False
+    return any(not ours for _, _, ours, _ in _processes({uid}))
 
 
 def can_become(uid):
@@ -199,24 +191,27 @@ def sweep(uid, folders=SHARED_TEMP):
 
 
 def processes_of(uids):
-    """(pid, uid) of the live processes that run as one of ``uids`` (real, effective or saved), in this process's
-    user namespace: one of another (a container's, whose ids the host maps onto the same numbers) is not ours."""
+    """(pid, uid) of the live processes that run as one of ``uids`` in this process's user namespace: one of
+    another (a container's, whose ids the host maps onto the same numbers) is not ours."""
+    return [(pid, uid) for pid, uid, ours, live in _processes(uids) if ours and live]
+
+
+def _processes(uids):
+    """(pid, uid, whether in this user namespace, whether not yet ended) of each process that runs as one of
+    ``uids`` (real, effective or saved); an ended one (a zombie) waits for its parent to reap it."""
     own = os.readlink("/proc/self/ns/user")
-    found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open("/proc/%s/status" % name) as f:
                 fields = dict(line.split(":", 1) for line in f if ":" in line)
-            if fields["State"].split()[0] == "Z":
-                continue  # ended, not yet reaped by its parent
             uid = next((int(i) for i in fields["Uid"].split()[:3] if int(i) in uids), None)
-            if uid is not None and os.readlink("/proc/%s/ns/user" % name) == own:
-                found.append((int(name), uid))
+            if uid is not None:
+                yield (int(name), uid, os.readlink("/proc/%s/ns/user" % name) == own,
+                       fields["State"].split()[0] != "Z")
         except (OSError, KeyError, IndexError, ValueError):
             continue
-    return found
 
 
 def sweep_all(uids, folders=SHARED_TEMP):
