@@ -15,29 +15,27 @@ class ProcessTreeTest {
    */
   @Test
   void terminateLeavesADescendantInASessionOfItsOwn() throws Exception {
-    assertTrue(stopParentOfAJob(ProcessTree::terminate, job -> {
+    stopParentOfAJob(ProcessTree::terminate, job -> {
       Thread.sleep(200);
-      return job.isAlive();
-    }), "the job is left to its parent");
+      assertTrue(job.isAlive(), "the job is left to its parent");
+    });
   }
 
   @Test
   void signalReachesEveryDescendant() throws Exception {
-    assertTrue(stopParentOfAJob(pid -> ProcessTree.signal(pid, false), job -> {
-      job.onExit().get(5, TimeUnit.SECONDS);
-      return true;
-    }), "the job got TERM too");
+    // The job got TERM too: it ends (else a TimeoutException fails the test).
+    stopParentOfAJob(pid -> ProcessTree.signal(pid, false), job -> job.onExit().get(5, TimeUnit.SECONDS));
   }
 
-  /** What {@code check} says of a child leading a session of its own, once its parent was stopped with {@code stop}. */
-  private static boolean stopParentOfAJob(LongConsumer stop, Check check) throws Exception {
+  /** Runs {@code check} on a child leading a session of its own, once its parent was stopped with {@code stop}. */
+  private static void stopParentOfAJob(LongConsumer stop, Check check) throws Exception {
     Process parent = new ProcessBuilder("sh", "-c", "setsid sleep 30 & wait").start();
     ProcessHandle job = null;
     try {
       job = awaitChild(parent);
       stop.accept(parent.pid());
       assertTrue(parent.waitFor(5, TimeUnit.SECONDS), "the parent got TERM");
-      return check.on(job);
+      check.on(job);
     } finally {
       parent.destroyForcibly();
       if (job != null) {
@@ -47,7 +45,7 @@ class ProcessTreeTest {
   }
 
   private interface Check {
-    boolean on(ProcessHandle job) throws Exception;
+    void on(ProcessHandle job) throws Exception;
   }
 
   private static ProcessHandle awaitChild(Process parent) throws InterruptedException {
