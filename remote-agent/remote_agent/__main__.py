@@ -2,11 +2,12 @@
 ``python3 -m remote_agent worker ...`` (see gpu_worker.py)."""
 import argparse
 import ctypes
+import json
 import os
 import sys
 
 from remote_agent import sandbox
-from remote_agent.agent import Agent, Prestarted
+from remote_agent.agent import Agent, Prestarted, Workspace
 from remote_agent.events import Emitter
 from remote_agent.payload import take_cache_secret, take_event_key
 
@@ -45,20 +46,33 @@ def main(argv=None):
         return gpu_worker.main(argv[1:])
     own_session()
     not_dumpable()
-    if sandbox.claim() is not None:
-        print("agent: the job's code runs as uid %d, this agent's alone" % sandbox.unprivileged()[0],
-              file=sys.stderr, flush=True)
     parser = argparse.ArgumentParser(prog="remote_agent")
     parser.add_argument("--payload", required=True, help="the submission's payload JSON file; - for stdin")
     try:
         args = parser.parse_args(argv)
     except SystemExit:
         return fail("usage: python3 -m remote_agent --payload FILE")
+    sandbox.claim()
+    try:
+        workspace = Workspace.open()
+    except Exception as e:  # noqa: no room, no job: the service sees the exit code and this line
+        sandbox.release()
+        return fail("could not make the job's room: " + repr(e))
+    try:
+        return run(args, workspace)
+    finally:
+        workspace.close()  # the room, and every process of the job's in it, ends here
+        sandbox.release()  # what the job's user left elsewhere (no room here), and the user freed
+
+
+def run(args, workspace):
+    print("agent: the job's processes run in a room: " + json.dumps(workspace.room.isolation.as_dict()),
+          file=sys.stderr, flush=True)
     prestarted = None
     if args.payload == "-":
         # A warm agent: gpu_worker.py starts it before its job arrives; the solution's process is started now too.
         try:
-            prestarted = Prestarted()
+            prestarted = Prestarted(workspace.work, workspace.room)
         except Exception as e:  # noqa: the job still runs, the cold way, and says why if it cannot
             print("agent: could not start the job's processes ahead: " + repr(e), file=sys.stderr, flush=True)
         raw = sys.stdin.buffer.read()
@@ -75,8 +89,10 @@ def main(argv=None):
     cache_secret, raw = take_cache_secret(raw)
     key, raw = take_event_key(raw)
     if key is None:
+        if prestarted is not None:
+            prestarted.discard()
         return fail("the payload has no valid event_key (base64 of at least 16 bytes)")
-    Agent(Emitter(key, sys.stdout), prestarted=prestarted, cache_secret=cache_secret).run(raw)
+    Agent(Emitter(key, sys.stdout), prestarted=prestarted, cache_secret=cache_secret, workspace=workspace).run(raw)
     return 0
 
 

@@ -12,9 +12,10 @@ import tempfile
 import threading
 import time
 import traceback
+from dataclasses import dataclass
 
-from remote_agent import (catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler, sandbox,
-                          stats, verification)
+from remote_agent import (catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler, room,
+                          sandbox, stats, verification)
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
 
@@ -41,44 +42,47 @@ def build_plan(code, language, problem, toolchain):
 
 
 class Prestarted:
-    """What a warm agent makes before its payload arrives: the work folder, the toolchain and nvcc's steps for it,
-    the process that will run the solution (Python, PyTorch, the device's context, CUPTI's first session) with the
-    plain judge's pair beside it (it checks beside the solution's own check) and, once the solution's process is
-    ready, the pair under the profiler (needed only after the benchmark); each confined as ever and waiting on its
+    """What a warm agent makes before its payload arrives: the toolchain and nvcc's steps for it, the process that
+    will run the solution (Python, PyTorch, the device's context, CUPTI's first session) with the plain judge's pair
+    beside it (it checks beside the solution's own check) and, once the solution's process is ready, the pair under
+    the profiler (needed only after the benchmark); each started into the job's room as ever and waiting on its
     stdin for its job (the solution's process first for the reference's, while the solution compiles). Used by one
     submission only."""
 
-    def __init__(self):
+    def __init__(self, work, job_room):
         self.process = self.ready = None
-        self.pairs = {}  # (the judge, its serving worker, when they were started) by profiler (None: none)
-        self.work = make_work()
+        self.pairs = {}  # (the judge, its serving worker, when they were started, the profiler's output) by profiler
+        self.work = work
+        self.room = job_room
         _background(device.nvml)  # NVML's start (the device's readings around the job), before the job
         self.nvcc_plans = _background(self._nvcc_plans)
         try:
             self._start()
         except Exception:
             self.discard()
-            shutil.rmtree(self.work, ignore_errors=True)
             raise
 
     def _start(self):
         argv, env = worker_command(self.work)
         self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        start_new_session=True, preexec_fn=sandbox.confine)
+                                        start_new_session=True, preexec_fn=solution_preexec(self.room, self.work))
         served = argv + ["-", worker_module.NO_CUPTI]
         # Started after the solution's process was ready, the plain pair was still starting for a fifth of
         # back-to-back jobs (worker-h100/run18: started 1.7 s ahead, the judge took 1.2 s, not 0.3-0.45).
-        self._start_pair(None, served, env, sandbox.confine)
+        self._start_pair(None, served, env)
         self.ready = threading.Thread(target=self._then_verify, args=(served, env), daemon=True)
         self.ready.start()
 
-    def _start_pair(self, tool, served, env, preexec):
-        """The judge and its serving worker (``served``: its argv), as verify() runs them, waiting for their job."""
+    def _start_pair(self, tool, served, env, output=None):
+        """The judge and its serving worker (``served``: its argv, under ``tool`` when it is the profiler's, which
+        writes its figures to ``output``), as verify() runs them, waiting for their job."""
         try:
-            self.pairs[tool] = (verification.start(JUDGE_ARGV, env, self.work, preexec),
-                                verification.start(served, env, self.work, preexec), time.monotonic())
+            judge, worker = start_pair(self.room, self.work, served, env, tool, output)
+            self.pairs[tool] = (judge, worker, time.monotonic(), output)
         except (OSError, subprocess.SubprocessError) as e:
+            if output is not None:
+                output.close()
             log("agent: could not start the judge ahead:", repr(e))
 
     def _then_verify(self, served, env):
@@ -91,11 +95,8 @@ class Prestarted:
         toolchain = compiler.detect("cuda")
         tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
         if tool is not None:
-            def preexec():  # the profiler keeps the agent's user; ncu's heavy start yields to the job's work
-                os.nice(10)
-                sandbox.confine(drop=False)
-            self._start_pair(tool, profiler.verify_command(tool, os.path.join(self.work, "verify-ncu.log"), served),
-                             env, preexec)
+            output = profiler.Output()
+            self._start_pair(tool, profiler.verify_command(tool, output.path, served), env, output)
 
     def take_pair(self, tool, job_file):
         """The judge and its serving worker (under ``tool``, or none), given the worker's job file; None if not
@@ -104,10 +105,10 @@ class Prestarted:
         pair = self.pairs.pop(tool, None)
         if pair is None:
             return None
-        judge, worker, started = pair
+        judge, worker, started, output = pair
         log("agent: the judge's processes%s were started %.1f s before they were needed" % (
             " under " + tool if tool else "", time.monotonic() - started))
-        return judge, worker, job_file
+        return (judge, worker, job_file), output
 
     def _nvcc_plans(self):
         """The toolchain, and nvcc's steps for a CUDA solution built in this work folder by either entry (the
@@ -116,7 +117,8 @@ class Prestarted:
         if toolchain is None or toolchain.kind != "nvcc":
             return toolchain, {}
         argvs = [tuple(toolchain.command("cuda", entry, "lib.so")) for entry in ("launcher.cu", "solution.cu")]
-        return toolchain, {argv: nvcc_steps.plan(list(argv), self.work) for argv in argvs}
+        build = os.path.join(self.work, BUILD)
+        return toolchain, {argv: nvcc_steps.plan(list(argv), build, compile_env(self.work)) for argv in argvs}
 
     def toolchain(self, language):
         """The CUDA toolchain found ahead (``compiler.detect`` runs nvidia-smi and nvcc), else found now."""
@@ -151,18 +153,26 @@ class Prestarted:
             self.process = None
         if self.ready is not None:
             self.ready.join()
-        for judge, worker, _ in self.pairs.values():
+        for judge, worker, _, output in self.pairs.values():
             verification._kill(judge, worker)
+            if output is not None:
+                output.close()
         self.pairs.clear()
 
 
+# The work folder's own folders, each its user's (the job's): the home of the processes that run the solution, the
+# judge's home, the compiler's folder, and the profiler's (its reports in profile mode; its verdict never: a pipe).
+HOME, JUDGE_HOME, BUILD, PROFILER = "home", "judge", "build", "profiler"
+
+
 def make_work():
-    """The submission's work folder: the agent's (readable, not writable, by the unprivileged user: no job file or
-    library of ours can be swapped; by no other job's user); only its home inside is that user's."""
+    """The submission's work folder: the agent's (readable, not writable, by the job's user: no job file or library
+    of ours can be swapped; by no other job's user), with the job user's own folders inside; bound into the room."""
     work = tempfile.mkdtemp(prefix="kr-agent-")
     sandbox.work_folder(work)
-    os.makedirs(os.path.join(work, "home"))
-    sandbox.hand_over(os.path.join(work, "home"))
+    for name in (HOME, JUDGE_HOME, BUILD, PROFILER):
+        os.makedirs(os.path.join(work, name))
+        sandbox.hand_over(os.path.join(work, name))
     return work
 
 
@@ -170,20 +180,84 @@ def worker_command(work):
     """(argv, environment) of a worker in ``work`` (its HOME is the work folder's home/, the one place there that
     user may write); its job file comes after the argv."""
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = sandbox.environment(os.environ, os.path.join(work, "home"),
-                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1"})
+    env = sandbox.environment(os.environ, os.path.join(work, HOME),
+                              {"PYTHONPATH": package_root, "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
+                               "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp"})
     return [sys.executable, "-m", "remote_agent.worker"], env
+
+
+def compile_env(work):
+    """The compiler's environment: a worker's, at home in the build folder."""
+    return dict(worker_command(work)[1], HOME=os.path.join(work, BUILD))
+
+
+def solution_preexec(job_room, work, nice=0):
+    """Starts a process that loads the solution (the timed one, a serving worker) into the room: it writes its
+    home alone."""
+    return job_room.preexec("solution", work, own=[os.path.join(work, HOME)], nice=nice)
+
+
+def start_pair(job_room, work, served, env, tool=None, output=None):
+    """The judge and its serving worker (``served``), each started into the room on its own: the judge at home in
+    the judge's folder; the worker as a solution's process, or, under ``tool`` (the profiler), the profiler writing
+    its reports' folder and passing ``output`` (its figures' pipe) on."""
+    judge = verification.start(JUDGE_ARGV, dict(env, HOME=os.path.join(work, JUDGE_HOME)), work,
+                               job_room.preexec("judge", work, own=[os.path.join(work, JUDGE_HOME)]))
+    if tool is None:
+        worker = verification.start(served, env, work, solution_preexec(job_room, work))
+    else:
+        # ncu's heavy start yields to the job's work (nice); it keeps a home to write its settings to
+        if output is not None:
+            env = dict(env, **{output.VARIABLE: str(output.inode)})
+        worker = verification.start(served, env, work, job_room.preexec(
+            "profiler", work, own=[os.path.join(work, PROFILER), os.path.join(work, HOME)], nice=10),
+            pass_fds=output.fds() if output is not None else ())
+        if output is not None:
+            output.started()
+    return judge, worker
+
+
+@dataclass
+class Workspace:
+    """A job's work folder and its room (room.py), made together and ended together."""
+    work: str
+    room: room.Room
+
+    @classmethod
+    def open(cls, without=()):
+        work = make_work()
+        try:
+            return cls(work, room.Room.open(room.layout_for(work), without))
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+
+    def close(self):
+        self.room.close()  # every process of the job's ends with it
+        shutil.rmtree(self.work, ignore_errors=True)
 
 
 class Agent:
     def __init__(self, emitter, problems_dir=catalog.PROBLEMS_DIR, cache_dir=None, benchmark=None,
-                 prestarted=None, cache_secret=None):
+                 prestarted=None, cache_secret=None, workspace=None):
         self.out = emitter
         self.problems_dir = problems_dir
         self.cache_dir = cache_dir or compiler.default_cache_dir()
         self.cache_secret = cache_secret  # the worker's, for its library cache (none: no cache)
         self.benchmark_settings = benchmark or {}
         self.prestarted = prestarted
+        self.workspace = workspace  # the caller's to close; else made when first needed, and closed by run()
+        self.own_workspace = None
+        if workspace is not None:
+            self._stamp()
+
+    @property
+    def room(self):
+        return self.workspace.room
+
+    def _stamp(self):
+        """Every result says how confined the job's processes were."""
+        self.out.stamp["isolation"] = self.room.isolation.as_dict()
 
     def run(self, payload_bytes):
         self.began = time.monotonic()
@@ -194,8 +268,8 @@ class Agent:
         finally:
             if self.prestarted is not None:
                 self.prestarted.discard()
-                shutil.rmtree(self.prestarted.work, ignore_errors=True)
-            sandbox.release()  # what the job's user left running (outside the job's session, say) ends with it
+            if self.own_workspace is not None:
+                self.own_workspace.close()
 
     def _run(self, payload_bytes):
         try:
@@ -219,19 +293,17 @@ class Agent:
             self.out.emit("ERROR", message="no GPU here: found no NVIDIA GPU with nvcc, nor ROCm with hipcc",
                           details="nvcc: " + str(compiler.find_nvcc()) + "; hipcc: " + str(shutil.which("hipcc")))
             return
+        if self.workspace is None:
+            self.workspace = self.own_workspace = Workspace.open()
+            self._stamp()
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
-        work = self.prestarted.work if self.prestarted is not None else make_work()
+        work = self.workspace.work
         report = self.judge = self.solution = None
         try:
             self.time_references(payload, work)
             library, symbol = self.compile(payload, problem, toolchain, work)
             if library is None:
                 return
-            # The worker loads its own copy: the cache may be where its (unprivileged) user cannot read.
-            library = shutil.copy(library, os.path.join(work, "solution.so"))
-            if sandbox.runs_as_root() and not sandbox.can_drop():
-                log("agent: a GPU device here is open to root alone: the solution runs as root (confined, but not "
-                    "as an unprivileged user)")
             self.job = dict(self._job_basis(payload), library=library, symbol=symbol)
             report = self.execute(payload, problem, toolchain, work)
             if report is None:
@@ -266,7 +338,6 @@ class Agent:
                 self.judge.cancel()  # the submission ended before its verdict was needed
             if self.solution is not None and self.solution.child.poll() is None:
                 self._kill(self.solution.child)  # the submission ended while it was still ending (or compiling)
-            shutil.rmtree(work, ignore_errors=True)
 
     def _mark(self, what):
         """A step's time since the payload came, in the log (docs/benchmarks.md reads them)."""
@@ -275,36 +346,46 @@ class Agent:
     # ---- compiling
 
     def compile(self, payload, problem, toolchain, work):
+        """The solution built in the room by the job's user, in the build folder: the compiler reads what that user
+        may read and nothing else, so no error it prints holds a byte the submission could not read itself. The
+        library it leaves is taken out (a plain file, never a link) into the work folder, where the job's user may
+        read but not change it. Returns (library, symbol), or (None, None) once the submission is over."""
         try:
             plan = build_plan(payload.code, payload.language, problem, toolchain)
         except launcher.ConventionError as e:
             self.out.emit("COMPILE_ERROR", message=str(e), details="")
             return None, None
         sources, entry, symbol, key = plan
+        library = os.path.join(work, "solution.so")
         cache = compiler.LibraryCache(self.cache_dir, self.cache_secret)
-        cached = cache.get(key, os.path.join(work, "cached.so"))
-        if cached is not None:
+        if cache.get(key, library) is not None:
             log("compiled library from the cache:", key)
-            return cached, symbol
+            return library, symbol
         self._mark("compiling")
+        build = os.path.join(work, BUILD)
         for name, text in sources.items():
-            with open(os.path.join(work, name), "w", encoding="utf-8") as f:
-                f.write(text)
+            _write_new(os.path.join(build, name), text)
+        os.makedirs(os.path.join(build, nvcc_steps.KEEP), exist_ok=True)
+        sandbox.hand_over(build)
         argv = toolchain.command(payload.language, entry, "lib.so", problem.libraries)
         limit = payload.limits["compile_seconds"]
         steps = self.nvcc_plan(toolchain, argv, work)
+        preexec, env = self.room.preexec("compile", build, own=[build]), compile_env(work)
         try:
             if steps is not None:
-                code, output = nvcc_steps.run(steps, work, limit)
+                code, output = nvcc_steps.run(steps, build, limit, preexec=preexec, env=env)
             else:
-                done = subprocess.run(argv, cwd=work, capture_output=True, text=True, timeout=limit)
+                done = subprocess.run(argv, cwd=build, env=env, preexec_fn=preexec, capture_output=True, text=True,
+                                      timeout=limit)
                 code, output = done.returncode, done.stdout + done.stderr
         except subprocess.TimeoutExpired:
             self.out.emit("TIME_LIMIT_EXCEEDED", phase="compile", limit_seconds=limit,
                           message="compilation took longer than " + str(limit) + " s")
             return None, None
+        if code == 0 and not take_out(os.path.join(build, "lib.so"), library):
+            code, output = 1, output + "\nthe build left no library (lib.so)"
         if code != 0:
-            output = output.replace(work + os.sep, "")
+            output = output.replace(build + os.sep, "").replace(work + os.sep, "")
             barred = compiler.unallowed_library(output, problem.libraries)
             message = ("it calls %s (%s), which this problem does not allow a solution to use (allowed: %s)"
                        % (barred[0], barred[1], ", ".join(problem.libraries) or "none")
@@ -313,9 +394,8 @@ class Agent:
             return None, None
         self._mark("compiled (%s)" % ("nvcc's steps, two sides at once" if steps is not None
                                       else "by " + toolchain.kind))
-        built = os.path.join(work, "lib.so")
-        cache.put(key, built)
-        return built, symbol
+        cache.put(key, library)
+        return library, symbol
 
     def nvcc_plan(self, toolchain, argv, work):
         """nvcc's steps for ``argv`` split in two sides (nvcc_steps.py): a warm agent's, made before its job, else
@@ -323,7 +403,7 @@ class Agent:
         if toolchain.kind != "nvcc":
             return None
         ahead = self.prestarted.nvcc_plan(argv) if self.prestarted is not None else None
-        return ahead if ahead is not None else nvcc_steps.plan(argv, work)
+        return ahead if ahead is not None else nvcc_steps.plan(argv, os.path.join(work, BUILD), compile_env(work))
 
     # ---- running the worker
 
@@ -369,7 +449,7 @@ class Agent:
             if child is None:
                 child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                         start_new_session=True, preexec_fn=sandbox.confine)
+                                         start_new_session=True, preexec_fn=solution_preexec(self.room, work))
             if payload.mode == "benchmark":
                 gate.hold()  # it times the reference first
             solution = self.solution = SolutionProcess(child)
@@ -477,28 +557,37 @@ class Agent:
     def judged(self, payload, toolchain, work, tool, run=None, on_passed=None, name="verify"):
         """One run of the judge (remote_agent/judge.py): every test once more, on inputs only the judge knows,
         called by a fresh serving worker (under ``tool``, the profiler, which then times each call itself) on
-        buffers the judge owns and checks; ``run`` (a JudgeRun) is told its processes. Returns (outcome, where the
-        profiler's figures are)."""
+        buffers the judge owns and checks; ``run`` (a JudgeRun) is told its processes. Returns (outcome, the
+        profiler's figures: its output's text with Nsight Compute, the folder of its report with rocprofv3)."""
         job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
         argv, env = self._worker_argv(work, dict(self.job, mode="serve"), "serve-job.json")
-        report_base = os.path.join(work, name)
+        report_base = os.path.join(work, PROFILER, name)
+        output = None
         if tool and toolchain.kind == "hipcc":
             argv = profiler.rocprof_command(tool, report_base, argv)
-        elif tool:
-            argv = profiler.verify_command(tool, report_base + "-ncu.log", argv)
         started = None
         if self.prestarted is not None and toolchain.kind == "nvcc":
-            started = self.prestarted.take_pair(tool, os.path.join(work, "serve-job.json"))
+            taken = self.prestarted.take_pair(tool, os.path.join(work, "serve-job.json"))
+            if taken is not None:
+                started, output = taken
+        if started is None and tool and toolchain.kind != "hipcc":
+            output = profiler.Output()
+            argv = profiler.verify_command(tool, output.path, argv)
         began = time.monotonic()
-        outcome = verification.run(JUDGE_ARGV, argv, env, work, job, payload.input_secret or os.urandom(32),
-                                   payload.limits["test_seconds"] + (120 if tool else 0), log,
-                                   preexec=lambda: sandbox.confine(drop=tool is None), started=started,
-                                   await_worker=tool is not None, on_start=run.hold if run else None,
-                                   on_passed=on_passed, linger=run is not None)
+        try:
+            outcome = verification.run(
+                lambda: start_pair(self.room, work, argv, env, tool, output), job,
+                payload.input_secret or os.urandom(32), payload.limits["test_seconds"] + (120 if tool else 0), log,
+                started=started, await_worker=tool is not None, on_start=run.hold if run else None,
+                on_passed=on_passed, linger=run is not None)
+            figures = report_base if toolchain.kind == "hipcc" else (output.text() if output else "")
+        finally:
+            if output is not None:
+                output.close()
         log("agent: judged%s in %.2f s (processes started %s)" % (" under " + tool if tool else "",
                                                                    time.monotonic() - began,
                                                                    "before the job" if started else "now"))
-        return outcome, report_base
+        return outcome, figures
 
     def verdict(self, payload, problem):
         """The judge's verdict on the solution's answers (the run started beside its check). Returns it, or None
@@ -549,16 +638,16 @@ class Agent:
     def profiled_verdict(self, payload, toolchain, work, tool, claims, name):
         """The judge once more, its serving worker under the profiler (a fresh process, the judge's inputs), and the
         claims against the profiler's times. A run that does not pass this time leaves the times unconfirmed."""
-        outcome, report_base = self.judged(payload, toolchain, work, tool, name=name, on_passed=lambda _: self._mark(
+        outcome, figures = self.judged(payload, toolchain, work, tool, name=name, on_passed=lambda _: self._mark(
             "the profiled calls are done; the profiler writes its figures as the worker ends"))
         by = profiler.tool_name(toolchain.kind)
         if outcome.status != "PASSED":
             return {"status": "unverified", "by": by, "problems": [
                 "the profiled run on the judge's inputs did not pass (" + outcome.status.lower() + ")"]}
         if toolchain.kind == "hipcc":
-            tests = profiler.read_tests(toolchain.kind, tool, report_base, hints=False)
+            tests = profiler.read_tests(toolchain.kind, tool, figures, hints=False)
         else:
-            tests = profiler.read_verify_log(report_base + "-ncu.log")
+            tests = profiler.read_verify_text(figures)
         return dict(profiler.cross_check(claims, tests), by=by)
 
     def benchmarked(self, payload, problem, report, verdict):
@@ -604,14 +693,18 @@ class Agent:
         total = len(problem.cases)
         self.out.emit("PROFILING", total_tests=total, tool=name)
         argv, env = self._worker_argv(work, dict(self.job, mode="profile"), "profile-job.json")
-        report_base = os.path.join(work, "profile")
+        folder = os.path.join(work, PROFILER)
+        report_base = os.path.join(folder, "profile")
+        tool_log = os.path.join(folder, "ncu.log")
         if toolchain.kind == "hipcc":
             command = profiler.rocprof_command(tool, report_base, argv)
         else:
-            command = profiler.ncu_command(tool, report_base, os.path.join(work, "ncu.log"), argv)
+            command = profiler.ncu_command(tool, report_base, tool_log, argv)
         limit = payload.limits["benchmark_seconds"]
+        # The author's own profile: the profiler and the solution in the room, the report in the profiler's folder.
         child = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, start_new_session=True, preexec_fn=lambda: sandbox.confine(drop=False))
+                                 text=True, start_new_session=True, preexec_fn=self.room.preexec(
+                                     "profiler", work, own=[folder, os.path.join(work, HOME)]))
         try:
             stdout, stderr = child.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -633,15 +726,17 @@ class Agent:
                 return
             done = done or kind == "DONE"
         if child.returncode != 0 or not done:
-            tool_log = _read(os.path.join(work, "ncu.log")) if toolchain.kind != "hipcc" else ""
-            refusal = profiler.tool_refusal(tool_log + stderr)
+            logged = _read(tool_log) if toolchain.kind != "hipcc" else ""
+            refusal = profiler.tool_refusal(logged + stderr)
             if refusal:
-                self.out.emit("ERROR", message=refusal, details=events.trim(tool_log.strip()))
+                self.out.emit("ERROR", message=refusal, details=events.trim(logged.strip()))
                 return
             self.out.emit("RUNTIME_ERROR", message="the kernel failed under " + name + " (exit code "
-                          + str(child.returncode) + ")", details=events.trim((tool_log + stderr).strip()))
+                          + str(child.returncode) + ")", details=events.trim((logged + stderr).strip()))
             return
-        tests = profiler.read_tests(toolchain.kind, tool, report_base)
+        # Read back in the room, as the job's user: the report is the job's writing.
+        tests = profiler.read_tests(toolchain.kind, tool, report_base, preexec=self.room.preexec(
+            "profiler", folder, own=[folder]), env=env)
         report = (profiler.archive_dir(report_base, os.path.join(work, "profile-rocprofv3"))
                   if toolchain.kind == "hipcc" else report_base + ".ncu-rep")
         for case in problem.cases:
@@ -808,8 +903,9 @@ def _summary_ok(summary):
 
 
 def _read(path):
+    """A text the job's user could have written (sandbox.open_plain), or ""."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with sandbox.open_plain(path, "r", encoding="utf-8", errors="replace") as f:
             return f.read()
     except OSError:
         return ""
@@ -819,3 +915,21 @@ def _version_line(text):
     """The version in ``tool --version``: its last line (ncu prints its copyright first)."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     return lines[-1] if lines else None
+
+
+def _write_new(path, text):
+    """A new file of the agent's, never through a link someone left at ``path``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def take_out(built, destination):
+    """Copies what the compiler left at ``built`` to ``destination`` (the agent's) if it is a plain file: a link
+    (to a file only the agent may read, say) or anything else is refused. Whether it was copied."""
+    try:
+        with sandbox.open_plain(built) as source, open(destination, "wb") as copy:
+            shutil.copyfileobj(source, copy)
+        return True
+    except OSError:
+        return False

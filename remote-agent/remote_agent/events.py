@@ -67,15 +67,23 @@ def trim(text, limit=MAX_DETAILS):
     return "... (" + str(len(text) - limit) + " characters cut)\n" + text[-limit:]
 
 
+# Events that carry the agent's ``stamp`` (how the job was confined): its first, and every result.
+STAMPED = TERMINAL | {"COMPILING", "VERIFIED"}
+
+
 class Emitter:
-    """Writes signed events to a stream; remembers whether a terminal one was sent."""
+    """Writes signed events to a stream; remembers whether a terminal one was sent. ``stamp``: fields every
+    STAMPED event carries (the room's isolation)."""
 
     def __init__(self, key, stream=None):
         self.key = key
         self.stream = stream or sys.stdout
         self.finished = None
+        self.stamp = {}
 
     def emit(self, event_type, **fields):
+        if event_type in STAMPED:
+            fields = dict(self.stamp, **fields)
         self.stream.write(encode(event_type, fields, self.key) + "\n")
         self.stream.flush()
         if event_type in TERMINAL:

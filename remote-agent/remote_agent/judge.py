@@ -10,7 +10,8 @@ that the inputs are as they were and the outputs match the reference it computes
 does in its own process can change what the judge sees but the contents of the buffers it was given.
 
 Lines out (to the agent): ``CALL <id> <base64 pickle>`` (the call for the worker: IPC handles and values), then
-``RESULT <json>`` per test ({test_id, name, status, debug_info}); ``DONE`` at the end. Lines in: ``CALLED <id>``."""
+``RESULT <json>`` per test ({test_id, name, status, debug_info}); ``DONE`` at the end (``BROKEN <why>`` instead where
+it cannot judge). Lines in: ``CALLED <id>``."""
 import base64
 import ctypes
 import hashlib
@@ -46,6 +47,17 @@ def call_spec(problem, case, data):
     return spec
 
 
+def shared_pool(torch):
+    """A memory pool of the judge's for the buffers it shares with the solution's process, or None where PyTorch
+    has none. A CUDA IPC handle maps the whole allocation a buffer lies in (the caching allocator's segment), and
+    the default pool also held the judge's private copies of the inputs: a kernel wrote over copy and input alike
+    and passed. The pool's allocations hold shared buffers alone."""
+    if not torch.cuda.is_available() or not hasattr(torch.cuda, "MemPool") or not hasattr(torch.cuda,
+                                                                                          "use_mem_pool"):
+        return None
+    return torch.cuda.MemPool()
+
+
 def main():
     try:
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # the worker may not read this process's memory
@@ -63,9 +75,17 @@ def main():
     job = json.loads(line)
     secret = bytes.fromhex(job.pop("secret"))
     harness = worker.Harness(job, torch)
+    pool, exported = shared_pool(torch), []
+    if pool is None:
+        out.write("BROKEN this PyTorch has no torch.cuda.MemPool (2.6 or later): the judge cannot keep the buffers "
+                  "it shares apart from its own copies\n")
+        out.flush()
+        return 0
     for case in harness.problem.cases:
         began = time.monotonic()
-        data = harness.input_set(case, seed_for(secret, case["test_id"]))
+        data = harness.input_set(case, seed_for(secret, case["test_id"]), shared=lambda: torch.cuda.use_mem_pool(pool))
+        exported.append(data.inputs)  # kept to the end: their memory never goes to anything of the judge's own
+        exported.append(data.outputs)
         torch.cuda.synchronize()
         made = time.monotonic()
         buffers = dict(data.inputs, **data.outputs)

@@ -37,17 +37,17 @@ class Plan:
         self.source_name = source_name
 
 
-def plan(argv, cwd, timeout=30):
-    """nvcc's steps for ``argv`` (an nvcc command line run in ``cwd``), split into the two sides, or None where
-    its dry run is not the shape this knows."""
+def plan(argv, cwd, env=None, timeout=30):
+    """nvcc's steps for ``argv`` (an nvcc command line run in ``cwd`` with ``env``), split into the two sides, or
+    None where its dry run is not the shape this knows. The dry run reads no source: it runs as the agent."""
     try:
-        done = subprocess.run([argv[0], "--dryrun", "--keep", "--keep-dir", KEEP] + argv[1:], cwd=cwd,
+        done = subprocess.run([argv[0], "--dryrun", "--keep", "--keep-dir", KEEP] + argv[1:], cwd=cwd, env=env,
                               capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:
         return None
-    return parse(done.stdout + done.stderr)
+    return parse(done.stdout + done.stderr, env)
 
 
 def parse(text, base_env=None):
@@ -96,20 +96,26 @@ def module_id(source_name):
                              secrets.token_hex(4))
 
 
-def run(build, cwd, timeout):
-    """Runs a Plan: the two sides at once, then the rest. (returncode, output): the first failing step's output in
+def run(build, cwd, timeout, preexec=None, env=None):
+    """Runs a Plan: the two sides at once, then the rest, each step started with ``preexec`` (into the job's room)
+    and ``env`` (with what nvcc's setup gives its steps). (returncode, output): the first failing step's output in
     nvcc's order (the host side's before the device side's), or all the steps' output. Past ``timeout`` seconds:
     subprocess.TimeoutExpired, as subprocess.run would."""
     os.makedirs(os.path.join(cwd, KEEP), exist_ok=True)
-    with open(os.path.join(cwd, build.module_id_file), "w", encoding="ascii") as f:
+    fd = os.open(os.path.join(cwd, build.module_id_file), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+                 0o644)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
         f.write(module_id(build.source_name))
+    if env is not None:
+        env = dict(env, **{k: v for k, v in build.env.items() if k in PASSED_ON})
+    steps_env = build.env if env is None else env
     deadline = time.monotonic() + timeout
     results = {}
     running = {}
     lock = threading.Lock()
 
     def side(name, steps):
-        results[name] = _steps(steps, cwd, build.env, deadline, running, lock, name)
+        results[name] = _steps(steps, cwd, steps_env, deadline, running, lock, name, preexec)
 
     device = threading.Thread(target=side, args=("device", build.device))
     device.start()
@@ -121,7 +127,7 @@ def run(build, cwd, timeout):
         with lock:
             process = running.get("device")
         if process is not None:
-            process.kill()
+            _kill(process)
         device.join()
         return results["host"]
     device.join()
@@ -129,13 +135,13 @@ def run(build, cwd, timeout):
         raise subprocess.TimeoutExpired(build.device[-1], timeout)
     if results["device"][0] != 0:
         return results["device"]
-    code, output = _steps(build.rest, cwd, build.env, deadline, running, lock, "rest")
+    code, output = _steps(build.rest, cwd, steps_env, deadline, running, lock, "rest", preexec)
     if code is None:
         raise subprocess.TimeoutExpired(build.rest[-1], timeout)
     return code, results["host"][1] + results["device"][1] + output
 
 
-def _steps(steps, cwd, env, deadline, running, lock, name):
+def _steps(steps, cwd, env, deadline, running, lock, name, preexec=None):
     output = []
     for argv in steps:
         left = deadline - time.monotonic()
@@ -143,7 +149,7 @@ def _steps(steps, cwd, env, deadline, running, lock, name):
             return None, "".join(output)  # the time limit
         try:
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                       text=True)
+                                       text=True, preexec_fn=preexec, start_new_session=True)
         except OSError as e:
             return -1, "".join(output) + str(e)
         with lock:
@@ -151,10 +157,19 @@ def _steps(steps, cwd, env, deadline, running, lock, name):
         try:
             out, _ = process.communicate(timeout=left)
         except subprocess.TimeoutExpired:
-            process.kill()
+            _kill(process)
             process.communicate()
             return None, "".join(output)
         output.append(out)
         if process.returncode != 0:
             return process.returncode, "".join(output)
     return 0, "".join(output)
+
+
+def _kill(process):
+    """The step and whatever it started (its session's group: a step started into the room is a process that waits
+    for its child there)."""
+    try:
+        os.killpg(process.pid, 9)
+    except (ProcessLookupError, PermissionError):
+        process.kill()

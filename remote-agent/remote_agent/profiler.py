@@ -10,6 +10,10 @@ import os
 import re
 import shutil
 import subprocess
+import threading
+import zipfile
+
+from remote_agent import sandbox
 
 RANGE_PREFIX = "kr-test-"
 # The report travels inside signed event lines (at most 1 MiB each, and dstack ships a terminal's log): pieces of
@@ -71,6 +75,52 @@ def tool_refusal(log_text):
     return None
 
 
+class Output:
+    """The pipe Nsight Compute writes its figures to (``--log-file`` on a descriptor passed to it): made by the
+    agent before the profiler starts, read by the agent alone, so that the verdict never lies where a process of the
+    job's room could write it. The worker under the profiler inherits a copy and closes it before the solution's
+    library is loaded (``VARIABLE`` names the pipe); another process of the room cannot reach the profiler's copy
+    (Landlock: landlock.py)."""
+
+    VARIABLE = "KR_PROFILER_PIPE"
+
+    def __init__(self):
+        self.read_fd, self.write_fd = os.pipe()
+        self.inode = os.fstat(self.read_fd).st_ino
+        self.path = "/proc/self/fd/%d" % self.write_fd  # the same number in the profiler (pass_fds)
+        self.chunks = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        while True:
+            chunk = os.read(self.read_fd, 1 << 16)
+            if not chunk:
+                return
+            self.chunks.append(chunk)
+
+    def fds(self):
+        return (self.write_fd,)
+
+    def started(self):
+        """The profiler has its copy: the agent's goes, so that the pipe ends when the profiler does."""
+        if self.write_fd is not None:
+            os.close(self.write_fd)
+            self.write_fd = None
+
+    def text(self, timeout=30.0):
+        """Everything written, once the profiler has ended (its end closes the pipe)."""
+        self.started()
+        self.reader.join(timeout)
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+    def close(self):
+        self.started()
+        if self.read_fd is not None and not self.reader.is_alive():
+            os.close(self.read_fd)
+            self.read_fd = None
+
+
 def verify_command(ncu, log_file, argv):
     """Nsight Compute around the judge's calls: only the device time of each kernel in our per-test ranges, at the
     clocks the device runs at and with caches flushed (the oracle's settings, docs/benchmarks.md). Its figures go to
@@ -81,13 +131,8 @@ def verify_command(ncu, log_file, argv):
             "--csv", "--page", "raw", "--print-units", "base", "--log-file", log_file, *argv]
 
 
-def read_verify_log(log_file):
-    """Per test id, the kernels of a verify_command run: the CSV after ncu's own ==PROF== lines in its log."""
-    try:
-        with open(log_file, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError:
-        return {}
+def read_verify_text(text):
+    """Per test id, the kernels of a verify_command run: the CSV after ncu's own ==PROF== lines in its output."""
     start = text.find('"ID"')
     return ncu_tests(text[start:], "") if start >= 0 else {}
 
@@ -220,15 +265,19 @@ def ncu_tests(raw_text, details_text):
     return tests
 
 
-def read_tests(kind, tool, report_base, hints=True):
+def read_tests(kind, tool, report_base, hints=True, preexec=None, env=None):
     """Per test id, the kernels a run under ``tool`` recorded at ``report_base`` (rocprofv3's folder, or ncu's
-    report without its .ncu-rep suffix); ``hints``: with ncu's rule advice (one more pass over the report)."""
+    report without its .ncu-rep suffix); ``hints``: with ncu's rule advice (one more pass over the report). ncu
+    reads the report started with ``preexec`` (in the job's room: the report is the job's writing)."""
     if kind == "hipcc":
         return parse_rocprof(report_base)
     raw_cmd, details_cmd = ncu_import_commands(tool, report_base + ".ncu-rep")
-    raw = subprocess.run(raw_cmd, capture_output=True, text=True, timeout=120).stdout
-    details = subprocess.run(details_cmd, capture_output=True, text=True, timeout=120).stdout if hints else ""
-    return ncu_tests(raw, details)
+
+    def read(argv):
+        return subprocess.run(argv, capture_output=True, text=True, timeout=120, preexec_fn=preexec, env=env,
+                              stdin=subprocess.DEVNULL).stdout
+
+    return ncu_tests(read(raw_cmd), read(details_cmd) if hints else "")
 
 
 def parse_rocprof(out_dir):
@@ -238,10 +287,11 @@ def parse_rocprof(out_dir):
     trace has no bandwidth, throughput or occupancy counters: those stay null."""
     def rows(pattern):
         found = sorted(glob.glob(os.path.join(out_dir, "**", pattern), recursive=True))
-        if not found:
+        try:
+            with sandbox.open_plain(found[0], "r", newline="", encoding="utf-8", errors="replace") as f:
+                return list(csv.DictReader(f))
+        except (IndexError, OSError):
             return []
-        with open(found[0], newline="", encoding="utf-8", errors="replace") as f:
-            return list(csv.DictReader(f))
 
     ranges = []
     for row in rows("*marker_api_trace.csv"):
@@ -274,13 +324,14 @@ def parse_rocprof(out_dir):
 def report_pieces(path):
     """The report file as PROFILE_REPORT event fields, in order; [] when it is missing or too large."""
     try:
-        size = os.path.getsize(path)
+        with sandbox.open_plain(path) as f:
+            if os.fstat(f.fileno()).st_size > MAX_REPORT_BYTES:
+                return []
+            data = f.read(MAX_REPORT_BYTES + 1)
     except OSError:
         return []
-    if size > MAX_REPORT_BYTES:
+    if len(data) > MAX_REPORT_BYTES:
         return []
-    with open(path, "rb") as f:
-        data = f.read()
     digest = hashlib.sha256(data).hexdigest()
     count = max(1, -(-len(data) // REPORT_PIECE_BYTES))
     name = os.path.basename(path)
@@ -290,6 +341,16 @@ def report_pieces(path):
 
 
 def archive_dir(out_dir, target):
-    """rocprofv3 writes a folder of CSV files: one zip of it is the report."""
-    return shutil.make_archive(target, "zip", out_dir)
+    """rocprofv3 writes a folder of CSV files: one zip of its plain files (no link followed) is the report."""
+    path = target + ".zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for folder, _, names in os.walk(out_dir):
+            for name in sorted(names):
+                full = os.path.join(folder, name)
+                try:
+                    with sandbox.open_plain(full) as f:
+                        archive.writestr(os.path.relpath(full, out_dir), f.read())
+                except OSError:
+                    continue
+    return path
 

@@ -1,19 +1,24 @@
-"""The process that runs user code: what it inherits from the agent and what it may do. Its environment is made
-from nothing (the variables a GPU program and Python need, no secret of anyone's); it gets no core dumps, a bound
-on processes and open files, and no way to gain privileges (no_new_privs). An agent running as root (a dstack
-container, a worker's machine) runs it as an unprivileged user instead, so that it can read neither the agent's nor
-the judge's memory nor files only root may read; and each agent as a user of its own (claim()), so that one job's
-code cannot signal, trace or read another's: a worker runs one job per GPU side by side, and keeps the next jobs'
-processes waiting beside the current one."""
+"""The job's user and what it leaves behind; the environment of the job's processes. Their confinement (the room)
+is room.py.
+
+An environment made from nothing (the variables a GPU program and Python need, no secret of anyone's). An agent
+running as root (a dstack container, a worker's machine) runs the job's processes as a user of the job's own
+(claim()): an id no account has, taken with a lock only root can take, so that one job's code can neither signal,
+trace nor read another's (a worker runs one job per GPU side by side, and keeps the next jobs' processes waiting
+beside the current one). When the job ends, whatever that user still has (processes, files in the shared temporary
+folders, System V IPC objects) is removed; a user that cannot be cleaned is not handed to another job until it
+can be. Where the room has namespaces of its own, nothing of the job's outlives it anyway; this is what holds where
+it has none."""
 import ctypes
 import fcntl
 import glob
 import os
 import pwd
-import resource
 import shutil
 import signal
 import stat
+import struct
+import sys
 import tempfile
 
 from remote_agent import gate
@@ -27,23 +32,10 @@ UNPRIVILEGED = ("nobody", 65534, 65534)
 # namespace that maps only 65536 ids) user code runs as nobody, every job's alike.
 JOB_USERS = (2_000_000_000, 256)
 LOCKS = "/run/kernel-runner-sandbox"
-SHARED_TEMP = (tempfile.gettempdir(), "/var/tmp", "/dev/shm")
+# Where any user may leave files; a job's room has its own of each (room.py), so these matter where it has none.
+SHARED_TEMP = (tempfile.gettempdir(), "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
 _claimed = None  # (uid, the lock's descriptor) while this process holds a job user
-LIMITS = {resource.RLIMIT_CORE: 0, resource.RLIMIT_NPROC: 4096, resource.RLIMIT_NOFILE: 4096}
-PR_SET_NO_NEW_PRIVS = 38
-
-
-def _prctl():
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-# Looked up here, once: confine() runs in a child forked from a process with threads, where loading a library
-# (the loader's lock) could deadlock.
-PRCTL = _prctl()
-
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 def environment(source, home, extra):
     """The environment of a process that runs user code: PASSED from ``source``, HOME, then ``extra``."""
@@ -98,6 +90,11 @@ def can_drop():
     return runs_as_root() and device_groups(_gpu_devices())[1]
 
 
+def has_claimed():
+    """Whether this process holds a job user (claim())."""
+    return _claimed is not None
+
+
 def unprivileged():
     """(uid, gid) that user code runs as when the agent is root: the job user this process claimed, else nobody."""
     return (_claimed[0], _claimed[0]) if _claimed else UNPRIVILEGED[1:]
@@ -128,6 +125,13 @@ def claim(locks=LOCKS, users=JOB_USERS):
             os.close(fd)
             return None  # the range cannot be used here (a user namespace): the next ids will not do better
         sweep(uid)
+        left = leftovers(uid)
+        if left:
+            # Retired while anything of it is left (looked at again by the next claim): never handed to a job.
+            print("sandbox: job user %d is retired for now, it cannot be cleaned: %s" % (uid, "; ".join(left)),
+                  file=sys.stderr, flush=True)
+            os.close(fd)
+            continue
         _claimed = (uid, fd)
         return uid
     return None
@@ -197,8 +201,10 @@ def processes_of(uids):
 
 
 def _processes(uids):
-    """(pid, uid, whether in this user namespace, whether not yet ended) of each process that runs as one of
-    ``uids`` (real, effective or saved); an ended one (a zombie) waits for its parent to reap it."""
+    """(pid, uid, whether ours, whether not yet ended) of each process that runs as one of ``uids`` (real,
+    effective or saved); an ended one (a zombie) waits for its parent to reap it. Ours: in this user namespace, or
+    in one that a job user made (a job's child that entered a namespace of its own is still the job's); one of
+    another namespace (a container's, whose ids the host maps onto the same numbers) is not."""
     own = os.readlink("/proc/self/ns/user")
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -208,15 +214,31 @@ def _processes(uids):
                 fields = dict(line.split(":", 1) for line in f if ":" in line)
             uid = next((int(i) for i in fields["Uid"].split()[:3] if int(i) in uids), None)
             if uid is not None:
-                yield (int(name), uid, os.readlink("/proc/%s/ns/user" % name) == own,
+                namespace = "/proc/%s/ns/user" % name
+                yield (int(name), uid, os.readlink(namespace) == own or _namespace_owner(namespace) in uids,
                        fields["State"].split()[0] != "Z")
         except (OSError, KeyError, IndexError, ValueError):
             continue
 
 
+NS_GET_OWNER_UID = 0xB704  # _IO(0xb7, 0x4), linux/nsfs.h: the uid that made a user namespace
+
+
+def _namespace_owner(path):
+    """The uid that made the user namespace at ``path``, or None."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return struct.unpack("I", fcntl.ioctl(fd, NS_GET_OWNER_UID, bytes(4)))[0]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def sweep_all(uids, folders=SHARED_TEMP):
     """Ends every process of each of ``uids`` (in the job's session or out of it; one forked meanwhile is found by
-    the next look) and removes what they left at the top of ``folders``."""
+    the next look), removes what they own anywhere beneath ``folders`` and their System V IPC objects (POSIX
+    queues are files of /dev/mqueue)."""
     uids = set(uids)
     for _ in range(100):
         found = processes_of(uids)
@@ -227,23 +249,72 @@ def sweep_all(uids, folders=SHARED_TEMP):
                 os.kill(pid, signal.SIGKILL)  # a process being killed cannot fork
             except OSError:
                 pass
-    for folder in folders:
+    for path in _files_of(uids, folders):
         try:
-            names = os.listdir(folder)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)  # follows no link (shutil.rmtree.avoids_symlink_attacks on Linux)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+    for kind, ident in _ipc_of(uids):
+        _remove_ipc(kind, ident)
+
+
+def leftovers(uid, folders=SHARED_TEMP):
+    """What ``uid`` still has here (processes, files beneath ``folders``, IPC objects), in words; [] when none."""
+    found = ["process %d" % pid for pid, _ in processes_of({uid})]
+    found += ["file %s" % path for path in _files_of({uid}, folders)]
+    found += ["System V %s %d" % (kind, ident) for kind, ident in _ipc_of({uid})]
+    return found
+
+
+def _files_of(uids, folders):
+    """The paths beneath ``folders`` that one of ``uids`` owns (the outermost of each tree), following no link."""
+    found = []
+    for folder in folders:
+        for root, dirs, files in os.walk(folder, followlinks=False):
+            for name in list(dirs) + files:
+                path = os.path.join(root, name)
+                try:
+                    owner = os.lstat(path).st_uid
+                except OSError:
+                    continue
+                if owner in uids:
+                    found.append(path)
+                    if name in dirs:
+                        dirs.remove(name)  # removed whole: nothing to look at inside
+    return found
+
+
+IPC_TABLES = {"shm": ("shmctl", 7, 9), "msg": ("msgctl", 7, 9), "sem": ("semctl", 4, 6)}  # its call; uid, cuid columns
+IPC_RMID = 0
+
+
+def _ipc_of(uids):
+    """(kind, id) of the System V IPC objects of this IPC namespace that one of ``uids`` owns or made."""
+    found = []
+    for kind, (_, uid_column, cuid_column) in IPC_TABLES.items():
+        try:
+            with open("/proc/sysvipc/" + kind) as f:
+                rows = [line.split() for line in f.readlines()[1:]]
         except OSError:
             continue
-        for name in names:
-            path = os.path.join(folder, name)
+        for row in rows:
             try:
-                info = os.lstat(path)
-                if info.st_uid not in uids:
-                    continue
-                if stat.S_ISDIR(info.st_mode):
-                    shutil.rmtree(path)  # follows no link (shutil.rmtree.avoids_symlink_attacks on Linux)
-                else:
-                    os.unlink(path)
-            except OSError:
-                pass
+                if int(row[uid_column]) in uids or int(row[cuid_column]) in uids:
+                    found.append((kind, int(row[1])))
+            except (IndexError, ValueError):
+                continue
+    return found
+
+
+def _remove_ipc(kind, ident):
+    call = getattr(_LIBC, IPC_TABLES[kind][0])
+    if kind == "sem":
+        call(ident, 0, IPC_RMID)
+    else:
+        call(ident, IPC_RMID, None)
 
 
 def sweep_unclaimed(locks=LOCKS, folders=SHARED_TEMP):
@@ -276,6 +347,19 @@ def work_folder(path):
         os.chmod(path, 0o755)
 
 
+def open_plain(path, mode="rb", **kwargs):
+    """A file the job's user could write, opened by the agent: never through a link (to a file only the agent may
+    read, which it would then pass on), never anything but a plain file (a FIFO would block). OSError otherwise."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a plain file: " + path)
+    except OSError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, mode, **kwargs)
+
+
 def hand_over(path):
     """Makes a folder the unprivileged user's (when we are root and can drop), so that the process running as it
     can use it."""
@@ -285,24 +369,6 @@ def hand_over(path):
     for root, dirs, files in os.walk(path):
         for name in [root] + [os.path.join(root, n) for n in dirs + files]:
             os.chown(name, uid, gid)
-
-
-def confine(drop=True):
-    """preexec_fn of the process that runs user code (runs in the child before exec). ``drop``: as root, become
-    the unprivileged user too (unprivileged()), with the groups that open the GPU (not under a profiler, which must
-    keep the agent's user to read the counters; nor where a GPU device is root's alone: then the agent logs that it
-    cannot)."""
-    for limit, value in LIMITS.items():
-        try:
-            soft, hard = resource.getrlimit(limit)
-            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(limit, (value, value if limit == resource.RLIMIT_CORE else hard))
-        except (ValueError, OSError):
-            pass
-    if drop and runs_as_root():
-        become(*unprivileged())
-    if PRCTL is not None:
-        PRCTL(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
 def become(uid, gid):

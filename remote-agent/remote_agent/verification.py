@@ -24,18 +24,20 @@ class Outcome:
     worker_log: str = ""
 
 
-def start(argv, env, cwd, preexec):
+def start(argv, env, cwd, preexec, pass_fds=()):
     """A judge or serving-worker process as a verification talks to it (pipes, a session of its own)."""
     return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec,
+                            pass_fds=pass_fds)
 
 
-def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, preexec=None, started=None,
-        on_passed=None, await_worker=True, on_start=None, linger=False):
-    """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only. Both processes
-    start with ``preexec`` (their confinement): CUDA IPC needs them to be the same user, and the judge keeps the
-    worker out of its memory by being non-dumpable. ``started``: (judge, worker, worker's job file) already
-    started that way before the job (a warm agent's), the worker waiting for its job file's path.
+def run(start_pair, job, secret, timeout, log=None, started=None, on_passed=None, await_worker=True, on_start=None,
+        linger=False):
+    """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only. ``start_pair()``
+    starts the judge and its serving worker into the job's room, each confined on its own: CUDA IPC
+    needs them to be the same user, and the judge keeps the worker out of its memory by being non-dumpable and
+    restricted apart (Landlock). ``started``: (judge, worker, worker's job file) already started that way before
+    the job (a warm agent's), the worker waiting for its job file's path.
     ``on_passed(outcome)`` is called as soon as the judge has passed every test, before the worker ends; with
     ``await_worker`` a worker that then does not end in time makes the outcome TIMEOUT (a profiler around it writes
     its figures as it ends), else it is killed at once. ``on_start([judge, worker])`` is told the processes; when it
@@ -49,8 +51,7 @@ def run(judge_argv, worker_command, env, cwd, job, secret, timeout, log=None, pr
         judge, worker, job_file = started
         send(worker, job_file)
     else:
-        judge = start(judge_argv, env, cwd, preexec)
-        worker = start(worker_command, env, cwd, preexec)
+        judge, worker = start_pair()
     if on_start is not None and not on_start([judge, worker]):
         _kill(worker, judge)
         return Outcome("BROKEN", message="not needed")
@@ -129,6 +130,8 @@ def _from_judge(line, judge, worker, results, waiting):
         return None, waiting
     if kind == "DONE":
         return Outcome("PASSED", results), None
+    if kind == "BROKEN":
+        return Outcome("BROKEN", results, message=rest), None
     return None, waiting
 
 

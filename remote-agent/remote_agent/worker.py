@@ -5,6 +5,7 @@ It speaks to the agent on its original stdout, one ``{"event": TYPE, ...}`` JSON
 pointed at stderr before any user code is loaded, so whatever the user prints goes to the log instead.
 A crash, an illegal memory access or a hang here takes down this process only; the agent reports it."""
 import base64
+import contextlib
 import ctypes
 import dataclasses
 import json
@@ -15,7 +16,7 @@ import sys
 import time
 import traceback
 
-from remote_agent import catalog, device, events, gate, profiler, stats
+from remote_agent import catalog, device, events, gate, landlock, profiler, room, stats
 
 _protocol = None
 
@@ -83,28 +84,28 @@ class Harness:
 
     # ---- inputs, outputs, calls
 
-    def input_set(self, case, seed=None):
+    def input_set(self, case, seed=None, shared=contextlib.nullcontext):
         """A fresh input set for one call: new random contents from a seed nobody could know before (the
         submission's code included), a private copy of every input tensor (to find a call that modified its
         inputs, and to compute the reference from), and output buffers allocated now and poisoned. The reference
         is computed only after the call (``verify``): while the solution runs there is no answer anywhere in
-        memory to find."""
+        memory to find. The inputs and outputs are allocated inside ``shared()`` (the judge's: a memory pool of
+        their own, which another process may map), the copies outside it."""
         torch = self.torch
         seed = secrets.randbits(63) if seed is None else seed
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(seed)
-        inputs = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
-        copies = {k: v.clone() for k, v in inputs.items() if torch.is_tensor(v)}
         shapes = self.problem.module.output_shapes(case["sizes"]) if hasattr(self.problem.module, "output_shapes") \
             else None
-        outputs = {}
-        for name in self.problem.outputs():
-            shape = shapes[name] if shapes else self._output_shape(case, inputs, name)
-            outputs[name] = torch.empty(shape, dtype=self.dtype, device="cuda")
+        shapes = {name: shapes[name] if shapes else self._output_shape(case, name) for name in self.problem.outputs()}
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+        with shared():
+            inputs = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
+            outputs = {name: torch.empty(shape, dtype=self.dtype, device="cuda") for name, shape in shapes.items()}
+        copies = {k: v.clone() for k, v in inputs.items() if torch.is_tensor(v)}
         self.poison(outputs)
         return InputSet(seed, inputs, copies, outputs, self.call_args(case, inputs, outputs))
 
-    def _output_shape(self, case, inputs, name):
+    def _output_shape(self, case, name):
         """The output's shape, from the reference run once per case on a tiny stand-in (cached)."""
         key = (case["test_id"], name)
         if key not in self._shapes:
@@ -556,7 +557,26 @@ def _load(path):
         return json.load(f)
 
 
+def confine_self():
+    """Before any code of the submission's is in this process: the profiler's output pipe, which it inherits under
+    Nsight Compute, closed (profiler.Output); and a Landlock restriction of its own (landlock.py), so that the
+    processes beside it in the job's room, the profiler that runs it among them, are out of its reach, and it
+    writes only its home and the room's temporary folders."""
+    pipe = os.environ.get(profiler.Output.VARIABLE)
+    if pipe:
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink("/proc/self/fd/" + name) == "pipe:[%s]" % pipe:
+                    os.close(int(name))
+            except OSError:
+                continue
+    if landlock.abi():
+        room.LIBC.prctl(room.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        landlock.restrict(writable=[p for p in room.SCRATCH if os.path.isdir(p)] + [os.environ.get("HOME", "/tmp")])
+
+
 def main(argv):
+    confine_self()
     _redirect_stdout()
     try:
         path = argv[1]

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import unittest
 
+from remote_agent import agent as agent_module
 from remote_agent import catalog, compiler, events, launcher, payload, stats
 from remote_agent.agent import Agent, build_plan
 
@@ -452,31 +453,32 @@ class LibraryCacheTest(unittest.TestCase):
         self.assertIsNone(cache.get("k1", os.path.join(self.work, "cached.so")))
 
     def test_the_agent_builds_once_then_loads_from_the_cache_and_builds_again_what_was_changed(self):
-        counter = os.path.join(self.work, "builds")
-
-        class CountingToolchain(compiler.Toolchain):
+        class WritingToolchain(compiler.Toolchain):  # its "compiler" writes the library, in the job's room
             def command(self, language, source, output, libraries=()):
-                return [sys.executable, "-c", "open(%r, 'a').write('x'); open(%r, 'wb').write(b'built')"
-                        % (counter, output)]
+                return [sys.executable, "-c", "open(%r, 'wb').write(b'built')" % output]
 
-        toolchain = CountingToolchain("nvcc", "nvcc", "V1", "sm_90")
+        toolchain = WritingToolchain("nvcc", "nvcc", "V1", "sm_90")
         p = payload.parse(valid_payload(code="__global__ void solution() {}\n", mode="benchmark"))
         problem = catalog.load("leaky-relu")
-        agent = Agent(events.Emitter(KEY, io.StringIO()), cache_dir=self.dir, cache_secret=b"s" * 32)
-        agent.began = 0.0  # run() sets it; compile() logs its steps' times from it
 
         def compile_once():
-            work = tempfile.mkdtemp()
-            library, _ = agent.compile(p, problem, toolchain, work)
-            return open(library, "rb").read(), len(open(counter).read())
+            """(the library's bytes, whether it was built rather than taken from the cache)."""
+            workspace = agent_module.Workspace.open()
+            self.addCleanup(workspace.close)
+            agent = Agent(events.Emitter(KEY, io.StringIO()), cache_dir=self.dir, cache_secret=b"s" * 32,
+                          workspace=workspace)
+            agent.began = 0.0  # run() sets it; compile() logs its steps' times from it
+            library, _ = agent.compile(p, problem, toolchain, workspace.work)
+            built = os.path.exists(os.path.join(workspace.work, agent_module.BUILD, "lib.so"))
+            return open(library, "rb").read(), built
 
-        self.assertEqual((b"built", 1), compile_once())
-        self.assertEqual((b"built", 1), compile_once(), "the second time from the cache")
+        self.assertEqual((b"built", True), compile_once())
+        self.assertEqual((b"built", False), compile_once(), "the second time from the cache")
         entry = next(os.path.join(root, name) for root, _, names in os.walk(self.dir) for name in names
                      if name == "lib.so")
         with open(entry, "wb") as f:
             f.write(b"planted by a job")
-        self.assertEqual((b"built", 2), compile_once(), "a changed entry is built again, never loaded")
+        self.assertEqual((b"built", True), compile_once(), "a changed entry is built again, never loaded")
 
     def test_the_secret_comes_on_the_line_before_the_payload(self):
         self.assertEqual((bytes.fromhex("ab01"), b'{"a": 1}'),

@@ -61,14 +61,15 @@ class NcuTest(unittest.TestCase):
 
     def test_the_verify_run_prints_what_an_import_would_read(self):
         # ncu_live_csv.py on the H100: the same two tests, the same kernels, read from the profiled run's own log.
-        live = profiler.read_verify_log(os.path.join(NCU, "verify-live.txt"))
+        with open(os.path.join(NCU, "verify-live.txt")) as f:
+            live = profiler.read_verify_text(f.read())
         with open(os.path.join(NCU, "verify-imported.csv")) as f:
             imported = profiler.ncu_tests(f.read(), "")
         self.assertEqual(sorted(live), [1, 2])
         self.assertEqual({t: [k["kernel"] for k in ks] for t, ks in live.items()},
                          {t: [k["kernel"] for k in ks] for t, ks in imported.items()})
         self.assertTrue(all(0.004 < k["duration_ms"] < 0.006 for ks in live.values() for k in ks))
-        self.assertEqual(profiler.read_verify_log(os.path.join(NCU, "no-such.log")), {})
+        self.assertEqual(profiler.read_verify_text("==ERROR== no kernels\n"), {})
 
     def test_nothing_parses_from_an_error(self):
         self.assertEqual(profiler.parse_ncu_raw("==ERROR== the profiling permissions are missing\n"), [])

@@ -61,13 +61,15 @@ class ReferenceTest(unittest.TestCase):
         self.assertIn("no device", emitted[0]["details"])
 
     def run_worker(self, script_text):
-        """The agent's execute() in benchmark mode over a fake worker (``script_text``): (its report, the events)."""
-        folder = tempfile.mkdtemp()
-        script = os.path.join(folder, "worker.py")
+        """The agent's execute() in benchmark mode over a fake worker (``script_text``, started into the job's room
+        as the solution's process is): (its report, the events)."""
+        workspace = agent.Workspace.open()
+        self.addCleanup(workspace.close)
+        script = os.path.join(workspace.work, "worker.py")
         with open(script, "w") as f:
             f.write(script_text)
         out = io.StringIO()
-        runner = agent.Agent(events.Emitter(KEY, out))
+        runner = agent.Agent(events.Emitter(KEY, out), workspace=workspace)
         runner.began = time.monotonic()
         runner.job = {"library": "x.so", "symbol": "solution", "problem": "leaky-relu", "dtype": "float32"}
         runner.solution = runner.judge = None
@@ -75,10 +77,10 @@ class ReferenceTest(unittest.TestCase):
             "submission_id": "s1", "problem": "leaky-relu", "language": "cuda", "dtype": "float32", "code": "x",
             "mode": "benchmark", "limits": {"compile_seconds": 10, "test_seconds": 20,
                                             "benchmark_seconds": 30}}).encode())
-        with mock.patch.object(agent, "worker_command", lambda w: ([sys.executable, script], dict(os.environ))), \
-                mock.patch.object(agent.device, "info", lambda: {}), \
-                mock.patch.object(agent.sandbox, "confine", lambda *a, **k: None):
-            report = runner.execute(job, None, None, tempfile.mkdtemp())
+        env = dict(agent.worker_command(workspace.work)[1])
+        with mock.patch.object(agent, "worker_command", lambda w: ([sys.executable, script], env)), \
+                mock.patch.object(agent.device, "info", lambda: {}):
+            report = runner.execute(job, None, None, workspace.work)
         return report, [events.decode(line, KEY) for line in out.getvalue().splitlines()]
 
     def test_figures_that_are_not_times_are_left_out(self):

@@ -60,12 +60,18 @@ def scripts(folder, fail="0", worker="ok"):
     return paths
 
 
+def pair(folder, judge, worker):
+    """What the agent's start_pair does, without a room: the judge and the worker started as a verification talks
+    to them."""
+    return lambda: tuple(verification.start(argv, dict(os.environ), folder, None) for argv in (judge, worker))
+
+
 class VerificationTest(unittest.TestCase):
     def run_with(self, fail="0", worker="ok", timeout=20, **options):
         with tempfile.TemporaryDirectory() as folder:
             judge, work = scripts(folder, fail, worker)
-            return verification.run(judge, work, dict(os.environ), folder, {"problem": "p"}, bytes.fromhex("ab" * 16),
-                                    timeout, log=lambda *a: None, **options)
+            return verification.run(pair(folder, judge, work), {"problem": "p"}, bytes.fromhex("ab" * 16), timeout,
+                                    log=lambda *a: None, **options)
 
     def test_every_test_called_and_passed_is_a_pass_whatever_the_worker_forged(self):
         outcome = self.run_with()
@@ -135,7 +141,7 @@ class VerificationTest(unittest.TestCase):
             _, ok_worker = scripts(os.path.join(folder, "ok"))
             # The agent's judged(): the run, told its processes as it starts them; the second test hangs.
             agent.judged = lambda payload, toolchain, cwd, tool, run: (verification.run(
-                judge, work, dict(os.environ), folder, {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
+                pair(folder, judge, work), {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
                 log=lambda *a: None, on_start=run.hold), None)
             run = JudgeRun(agent, None, None, folder)
             while not run.processes:
@@ -147,7 +153,7 @@ class VerificationTest(unittest.TestCase):
             self.assertTrue(all(p.poll() is not None for p in run.processes))
             # A pass leaves its processes idle (the agent's judged() lingers) until release() ends them.
             agent.judged = lambda payload, toolchain, cwd, tool, run: (verification.run(
-                judge, ok_worker, dict(os.environ), folder, {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
+                pair(folder, judge, ok_worker), {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
                 log=lambda *a: None, on_start=run.hold, linger=True), None)
             passed = JudgeRun(agent, None, None, folder)
             self.assertEqual("PASSED", passed.outcome().status)
