@@ -28,7 +28,9 @@ SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 READ = EXECUTE | READ_FILE | READ_DIR
 DEVICE = READ_FILE | WRITE_FILE | READ_DIR | TRUNCATE | IOCTL_DEV  # the GPU's device files, /dev/null
-PROC = READ_FILE | WRITE_FILE | READ_DIR
+# CUDA's start opens something of /proc with O_TRUNC: without TRUNCATE there, cuInit fails with 304 (the H100,
+# selftest/probes/landlock_probe.py)
+PROC = READ_FILE | WRITE_FILE | READ_DIR | TRUNCATE
 
 # Loaded here, once: restrict() may run in a child forked from a process with threads (see seccomp.LIBC).
 LIBC = ctypes.CDLL(None, use_errno=True)

@@ -102,6 +102,7 @@ class Layout:
     exposed: tuple = ()
     hidden: tuple = HIDDEN
     scratch: tuple = SCRATCH
+    read_only: bool = True  # every other mount read-only
 
 
 def layout_for(work: str, extra_exposed=()) -> Layout:
@@ -395,7 +396,7 @@ def build(layout: Layout) -> None:
             keep[path] = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
             pass  # not there: nothing to show
-    for point, options in _mounts():
+    for point, options in _mounts() if layout.read_only else ():
         if point != "/proc" and not point.startswith("/proc/"):
             _read_only(point, options)
     for folder in layout.scratch:
@@ -451,4 +452,4 @@ def keep(layout: Layout) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(keep(Layout(**{k: tuple(v) for k, v in json.loads(sys.argv[1]).items()})))
+    sys.exit(keep(Layout(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(sys.argv[1]).items()})))

@@ -29,6 +29,7 @@ PART = sys.argv[2] if len(sys.argv) > 2 else "all"
 CACHE = os.environ.get("KERNEL_RUNNER_CACHE", "/tmp/kr-selftest-cache")
 os.makedirs(OUT, exist_ok=True)
 transcripts = {}
+logs = {}  # each run's agent log (stderr)
 checks = []
 
 
@@ -44,6 +45,7 @@ def run_agent(name, problem, language, code, mode="benchmark", limits=None, dtyp
     started = time.time()
     done = subprocess.run([sys.executable, "-m", "remote_agent", "--payload", path], capture_output=True,
                           text=True, env=env, cwd=AGENT_ROOT, timeout=900)
+    logs[name] = done.stderr[-20000:]
     events = []
     # Both streams: on dstack they are one terminal. Only lines signed with the run's key count as events.
     signed_on_stderr = [e for e in (protocol.decode(line, key) for line in done.stderr.splitlines()) if e]
@@ -108,8 +110,25 @@ def main():
         results["profile"] = profile_part()
     if PART in ("all", "adversarial"):
         results["adversarial"] = adversarial_part()
+    if PART == "smoke":
+        results["smoke"] = smoke_part()
     return finish(results, {k: v for k, v in results.items() if k in ("do_bench", "streams", "stream_escape",
-                                                                      "spread", "profile", "adversarial")})
+                                                                      "spread", "profile", "adversarial", "smoke")})
+
+
+def smoke_part():
+    """Honest kernels once in every mode (benchmark, check, profile): each run's isolation and verdict."""
+    rows = []
+    for slug, mode, wanted in (("leaky-relu", "benchmark", "BENCHMARKED"), ("relu", "check", "CHECKED"),
+                               ("leaky-relu", "profile", "PROFILED"),
+                               ("matrix-multiplication", "benchmark", "BENCHMARKED")):
+        events = run_agent("smoke-%s-%s" % (mode, slug), slug, "cuda",
+                           read(os.path.join(HERE, "kernels", slug + ".cu")), mode)
+        expect("smoke: %s %s" % (mode, slug), events, wanted)
+        last = events[-1] if events else {}
+        rows.append({"run": "%s %s" % (mode, slug), "verdict": last.get("type"), "message": last.get("message"),
+                     "isolation": last.get("isolation"), "verification": last.get("verification")})
+    return rows
 
 
 def adversarial_part():
@@ -257,6 +276,8 @@ def finish(results, shown):
         json.dump(results, f, indent=1)
     with open(os.path.join(OUT, "transcripts.json"), "w") as f:
         json.dump(transcripts, f)
+    with open(os.path.join(OUT, "logs.json"), "w") as f:
+        json.dump(logs, f, indent=1)
     print(json.dumps(shown, indent=1))
     failed = [c for c in checks if not c["ok"]]
     print("%d passed, %d failed" % (len(checks) - len(failed), len(failed)))
