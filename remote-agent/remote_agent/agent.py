@@ -96,7 +96,7 @@ class Prestarted:
         tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
         if tool is not None:
             output = profiler.Output()
-            self._start_pair(tool, profiler.verify_command(tool, output.path, served), env, output)
+            self._start_pair(tool, profiler.verify_command(tool, served), env, output)
 
     def take_pair(self, tool, job_file):
         """The judge and its serving worker (under ``tool``, or none), given the worker's job file; None if not
@@ -206,14 +206,16 @@ def start_pair(job_room, work, served, env, tool=None, output=None):
     if tool is None:
         worker = verification.start(served, env, work, solution_preexec(job_room, work))
     else:
-        # ncu's heavy start yields to the job's work (nice); it keeps a home to write its settings to
-        if output is not None:
-            env = dict(env, **{output.VARIABLE: str(output.inode)})
-        worker = verification.start(served, env, work, job_room.preexec(
-            "profiler", work, own=[os.path.join(work, PROFILER), os.path.join(work, HOME)], nice=10),
-            pass_fds=output.fds() if output is not None else ())
-        if output is not None:
-            output.started()
+        # ncu's heavy start yields to the job's work (nice); it keeps a home to write its settings to. With an
+        # output (Nsight Compute's), its stdout is the agent's pipe, and the worker under it speaks on its own.
+        preexec = job_room.preexec("profiler", work, own=[os.path.join(work, PROFILER), os.path.join(work, HOME)],
+                                   nice=10)
+        if output is None:
+            worker = verification.start(served, env, work, preexec)
+        else:
+            worker = verification.start(served, output.environment(env), work, preexec,
+                                        pass_fds=(output.protocol_write,), stdout=output.write_fd)
+            output.started(worker)
     return judge, worker
 
 
@@ -572,7 +574,7 @@ class Agent:
                 started, output = taken
         if started is None and tool and toolchain.kind != "hipcc":
             output = profiler.Output()
-            argv = profiler.verify_command(tool, output.path, argv)
+            argv = profiler.verify_command(tool, argv)
         began = time.monotonic()
         try:
             outcome = verification.run(

@@ -17,6 +17,7 @@ Standard library only.
 import argparse
 import collections
 import ctypes
+import hashlib
 import http.client
 import json
 import os
@@ -245,12 +246,39 @@ def _kill_group(pid, sig):
             pass
 
 
-class Launcher:
-    """Starts a job's process: --job-command with a payload file, or a warm agent handed the payload on stdin."""
+AGENT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-    def __init__(self, job_argv, env, cache_secret=None):
+
+def agent_digest(root=AGENT_ROOT):
+    """SHA-256 over the agent's code and the problem catalog (every file of remote_agent/ and problems/, compiled
+    files included): what every job's agent imports and executes."""
+    digest = hashlib.sha256()
+    for part in ("remote_agent", "problems"):
+        for folder, dirs, files in sorted(os.walk(os.path.join(root, part))):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, root).encode() + b"\0")
+                try:
+                    with open(path, "rb") as f:
+                        digest.update(f.read())
+                except OSError:
+                    digest.update(b"unreadable")
+    return digest.hexdigest()
+
+
+class AgentChanged(RuntimeError):
+    """The agent's code or the catalog changed since the worker started: no job may run on it."""
+
+
+class Launcher:
+    """Starts a job's process: --job-command with a payload file, or a warm agent handed the payload on stdin.
+    Before each, the agent's code and the catalog are checked against their digest when the worker started."""
+
+    def __init__(self, job_argv, env, cache_secret=None, digest=None):
         self.job_command = job_argv
         self.env = env
+        self.digest = digest
         # The agents' library cache is sealed with it (compiler.LibraryCache): it lives in this process and on
         # each agent's stdin, nowhere a job's code can read.
         self.cache_secret = cache_secret or secrets.token_bytes(32)
@@ -273,6 +301,10 @@ class Launcher:
                                 start_new_session=True)
 
     def launch(self, job, payload):
+        if self.digest is not None and agent_digest() != self.digest:
+            raise AgentChanged("the agent's code or its problem catalog changed since this worker started "
+                               "(%s): a job may have planted code there; the worker stops before running another"
+                               % AGENT_ROOT)
         data = json.dumps(payload).encode("utf-8")
         gate.release(gate.path(self.env))  # one left by the last job's agent, killed mid-benchmark
         if self.job_command is not None:
@@ -318,6 +350,7 @@ class Slot:
         self.launcher = launcher
         self.stop = stop
         self.job = None
+        self.error = None  # why this worker had to stop (AgentChanged)
         self.lock = threading.Lock()
 
     def run(self):
@@ -363,7 +396,13 @@ class Slot:
             job = Job(job_id, submission_id)
             self.job = job
         log("job", job_id, "for submission", submission_id)
-        self.launcher.launch(job, payload)
+        try:
+            self.launcher.launch(job, payload)
+        except AgentChanged as e:
+            log("ERROR:", e)
+            self.error = str(e)
+            self.stop.set()  # not reported as the job's end: the service gives the job to another worker
+            return job
         threading.Thread(target=self.send, args=(job,), daemon=True).start()
         return job
 
@@ -505,11 +544,12 @@ def main(argv):
     signal.signal(signal.SIGINT, lambda *a: stop.set())
     run_id = uuid.uuid4().hex[:8]
     cache_secret = secrets.token_bytes(32)  # one library cache for every slot of this worker
+    digest = agent_digest()
     slots, launchers = [], []
     gates = gate_folder()
     for gpu in gpus:
         env = job_environment(os.environ, gpu, os.path.join(gates, "gpu-" + gpu))
-        launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env, cache_secret)
+        launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env, cache_secret, digest)
         launchers.append(launcher)
         service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id))
         slots.append(Slot(service, args.gpu_type, args.host, device_name(gpu), launcher, stop))
@@ -526,4 +566,4 @@ def main(argv):
         launcher.close()
     sandbox.sweep_unclaimed()
     shutil.rmtree(gates, ignore_errors=True)
-    return 0
+    return 3 if any(slot.error for slot in slots) else 0

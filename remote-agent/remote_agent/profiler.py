@@ -76,18 +76,18 @@ def tool_refusal(log_text):
 
 
 class Output:
-    """The pipe Nsight Compute writes its figures to (``--log-file`` on a descriptor passed to it): made by the
-    agent before the profiler starts, read by the agent alone, so that the verdict never lies where a process of the
-    job's room could write it. The worker under the profiler inherits a copy and closes it before the solution's
-    library is loaded (``VARIABLE`` names the pipe); another process of the room cannot reach the profiler's copy
-    (Landlock: landlock.py)."""
+    """What Nsight Compute prints (its figures as CSV, on its stdout): a pipe made by the agent before the profiler
+    starts and read by the agent alone, so that the verdict never lies where a process of the job's room could
+    write it. The worker under the profiler inherits the profiler's stdout; it speaks on a pipe of its own instead
+    (worker.PROTOCOL_FD, ``protocol``) and drops every copy of this one before the solution's library is loaded
+    (``VARIABLE`` names it). No other process of the room can reach the profiler's (Landlock: landlock.py)."""
 
     VARIABLE = "KR_PROFILER_PIPE"
 
     def __init__(self):
         self.read_fd, self.write_fd = os.pipe()
         self.inode = os.fstat(self.read_fd).st_ino
-        self.path = "/proc/self/fd/%d" % self.write_fd  # the same number in the profiler (pass_fds)
+        self.protocol_read, self.protocol_write = os.pipe()  # the worker's own channel to the agent
         self.chunks = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -99,36 +99,45 @@ class Output:
                 return
             self.chunks.append(chunk)
 
-    def fds(self):
-        return (self.write_fd,)
+    def environment(self, env):
+        """The worker's environment under the profiler: where it speaks, and the pipe it must not keep."""
+        from remote_agent import worker  # noqa: the worker imports this module
+        return dict(env, **{self.VARIABLE: str(self.inode), worker.PROTOCOL_FD: str(self.protocol_write)})
 
-    def started(self):
-        """The profiler has its copy: the agent's goes, so that the pipe ends when the profiler does."""
-        if self.write_fd is not None:
-            os.close(self.write_fd)
-            self.write_fd = None
+    def started(self, process):
+        """The profiler has its copies: the agent's go (so that each pipe ends when the profiler does), and the
+        worker's lines are read from its own channel."""
+        for fd in (self.write_fd, self.protocol_write):
+            if fd is not None:
+                os.close(fd)
+        self.write_fd = self.protocol_write = None
+        if process is not None:
+            process.stdout = os.fdopen(self.protocol_read, "r")
+            self.protocol_read = None
 
     def text(self, timeout=30.0):
-        """Everything written, once the profiler has ended (its end closes the pipe)."""
-        self.started()
+        """Everything printed, once the profiler has ended (its end closes the pipe)."""
+        self.started(None)
         self.reader.join(timeout)
         return b"".join(self.chunks).decode("utf-8", "replace")
 
     def close(self):
-        self.started()
-        if self.read_fd is not None and not self.reader.is_alive():
-            os.close(self.read_fd)
-            self.read_fd = None
+        self.started(None)
+        for name in ("protocol_read",) + (("read_fd",) if not self.reader.is_alive() else ()):
+            if getattr(self, name) is not None:
+                os.close(getattr(self, name))
+                setattr(self, name, None)
 
 
-def verify_command(ncu, log_file, argv):
+def verify_command(ncu, argv):
     """Nsight Compute around the judge's calls: only the device time of each kernel in our per-test ranges, at the
     clocks the device runs at and with caches flushed (the oracle's settings, docs/benchmarks.md). Its figures go to
-    ``log_file`` as the raw page's CSV when the run ends: no report to import with a second ncu (0.6-0.8 s on the
-    H100, selftest/probes/ncu_live_csv.py)."""
+    its stdout (an Output) as the raw page's CSV when the run ends: no report to import with a second ncu (0.6-0.8 s
+    on the H100, selftest/probes/ncu_live_csv.py). It takes no descriptor's path as a log file (the H100: "cannot be
+    used as the output log file")."""
     return [ncu, "--nvtx", "--nvtx-include", "regex:" + RANGE_PREFIX + ".*/", "--target-processes", "all",
             "--clock-control", "none", "--cache-control", "all", "--metrics", "gpu__time_duration.sum",
-            "--csv", "--page", "raw", "--print-units", "base", "--log-file", log_file, *argv]
+            "--csv", "--page", "raw", "--print-units", "base", *argv]
 
 
 def read_verify_text(text):

@@ -24,9 +24,9 @@ class Outcome:
     worker_log: str = ""
 
 
-def start(argv, env, cwd, preexec, pass_fds=()):
+def start(argv, env, cwd, preexec, pass_fds=(), stdout=subprocess.PIPE):
     """A judge or serving-worker process as a verification talks to it (pipes, a session of its own)."""
-    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=stdout,
                             stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec,
                             pass_fds=pass_fds)
 
@@ -78,6 +78,7 @@ def run(start_pair, job, secret, timeout, log=None, started=None, on_passed=None
         send(judge, json.dumps(dict(job, secret=secret.hex())))
         deadline = time.monotonic() + timeout
         waiting = None
+        worker_gone = False
         results = []
         while outcome is None:
             try:
@@ -87,7 +88,11 @@ def run(start_pair, job, secret, timeout, log=None, started=None, on_passed=None
                 break
             if source == "judge":
                 outcome, waiting = _from_judge(line, judge, worker, results, waiting)
+                if waiting is not None and worker_gone:
+                    send(judge, "GONE")  # asked of a worker that already ended: the judge answers NOT_RUN
+                    waiting = None
             elif line is None:
+                worker_gone = True
                 if waiting is not None:
                     send(judge, "GONE")  # the judge answers with NOT_RUN: the worker died before answering
                     waiting = None

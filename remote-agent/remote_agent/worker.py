@@ -27,9 +27,16 @@ def send(event, **fields):
     _protocol.flush()
 
 
+PROTOCOL_FD = "KR_PROTOCOL_FD"  # under the profiler: the descriptor to speak on (the profiler's stdout is its own)
+
+
 def _redirect_stdout():
+    """The protocol goes to the original stdout (or, under the profiler, to the descriptor PROTOCOL_FD names: the
+    process's stdout is then the profiler's output, which the agent reads its figures from); fd 1 is pointed at
+    stderr before any user code is loaded, so whatever the user prints goes to the log."""
     global _protocol
-    saved = os.dup(1)
+    named = os.environ.get(PROTOCOL_FD)
+    saved = int(named) if named else os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     _protocol = os.fdopen(saved, "w", buffering=1)
@@ -576,8 +583,8 @@ def confine_self():
 
 
 def main(argv):
-    confine_self()
     _redirect_stdout()
+    confine_self()
     try:
         path = argv[1]
         if path == "-":

@@ -65,6 +65,9 @@ def run_agent(name, problem, language, code, mode="benchmark", limits=None, dtyp
         events[-1]["timing_verdict_after"] = True
     transcripts[name] = events
     last = events[-1] if events else {"type": "<none>"}
+    with open(os.path.join(OUT, "runs.jsonl"), "a") as f:  # as it goes: a run cut short leaves the ones before
+        f.write(json.dumps({"name": name, "seconds": round(time.time() - started, 1), "last": last,
+                            "log": done.stderr[-6000:]}) + "\n")
     print("%-38s %-20s %6.1fs" % (name, last["type"], time.time() - started), flush=True)
     if not events or last["type"] in ("ERROR", "RUNTIME_ERROR") and name.startswith("ok"):
         sys.stderr.write(done.stderr[-3000:])
@@ -112,6 +115,9 @@ def main():
         results["adversarial"] = adversarial_part()
     if PART == "smoke":
         results["smoke"] = smoke_part()
+    if PART == "isolation":
+        results["smoke"] = smoke_part()
+        results["adversarial"] = adversarial_part(only_isolation=True)
     return finish(results, {k: v for k, v in results.items() if k in ("do_bench", "streams", "stream_escape",
                                                                       "spread", "profile", "adversarial", "smoke")})
 
@@ -131,35 +137,64 @@ def smoke_part():
     return rows
 
 
-def adversarial_part():
-    """Every kernel of selftest/adversarial/ (cases.json: each with the verdict it must get), then honest kernels
-    through the same judge: the timed worker's claims stand (verified) and check mode ends CHECKED."""
+def agent_digest():
+    """SHA-256 over the agent's folder (its code and the catalog): a job that planted anything there changes it."""
+    import hashlib
+    h = hashlib.sha256()
+    for root, dirs, files in sorted(os.walk(AGENT_ROOT)):
+        dirs[:] = sorted(d for d in dirs if d not in ("selftest", "tests"))
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            h.update(path.encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def judge_case(case, events, name):
+    """Whether a case's last event is what it must be; an attack's log must show it ran and breached nothing."""
+    last = events[-1] if events else {}
+    ok = last.get("type") in case["expect"]
+    if ok and "message" in case:
+        ok = case["message"] in (last.get("message") or "")
+    if ok and "unverified" in case:
+        ok = last.get("unverified") == case["unverified"]
+    if ok and "max_speedup" in case:  # what the result says of the reference is not the solution's to say
+        speedup = last.get("geomean_speedup")
+        ok = isinstance(speedup, (int, float)) and speedup <= case["max_speedup"]
+    if ok and case.get("attack"):
+        log = logs.get(name, "")
+        ok = "KR-ATTACK-TRIED" in log and "KR-ATTACK-SUCCEEDED" not in log
+    return ok
+
+
+def adversarial_part(only_isolation=False):
+    """Every kernel of selftest/adversarial/ (cases.json: each with the verdict it must get, ``repeat`` times in a
+    row), then honest kernels through the same judge: the timed worker's claims stand (verified) and check mode
+    ends CHECKED; the agent's folder is as it was. ``only_isolation``: the cases marked so (issue 25's)."""
     folder = os.path.join(HERE, "adversarial")
     with open(os.path.join(folder, "cases.json")) as f:
-        cases = json.load(f)
+        cases = [c for c in json.load(f) if c.get("isolation") or not only_isolation]
+    before = agent_digest()
     rows = []
     for case in cases:
-        # A case may be a variant of a kernel: the same file with a #define put in front ("define").
-        name = "adversarial-" + case.get("name", case["file"].rsplit(".", 1)[0])
-        code = read(os.path.join(folder, case["file"]))
-        if "define" in case:
-            code = "#define " + case["define"] + "\n" + code
-        events = run_agent(name, case["problem"], "cuda", code, case.get("mode", "benchmark"))
-        last = events[-1] if events else {}
-        ok = last.get("type") in case["expect"]
-        if ok and "message" in case:
-            ok = case["message"] in (last.get("message") or "")
-        if ok and "unverified" in case:
-            ok = last.get("unverified") == case["unverified"]
-        if ok and "max_speedup" in case:  # what the result says of the reference is not the solution's to say
-            speedup = last.get("geomean_speedup")
-            ok = isinstance(speedup, (int, float)) and speedup <= case["max_speedup"]
-        checks.append({"check": "adversarial: " + name, "ok": ok, "expected": case,
-                       "got": {k: last.get(k) for k in ("type", "message", "unverified", "verification",
-                                                        "geomean_speedup")}})
-        rows.append({"kernel": case["file"], "verdict": last.get("type"), "message": last.get("message"),
-                     "unverified": last.get("unverified"), "geomean_speedup": last.get("geomean_speedup"),
-                     "timing": (last.get("verification") or {}).get("timing")})
+        for attempt in range(case.get("repeat", 1)):
+            # A case may be a variant of a kernel: the same file with a #define put in front ("define").
+            name = "adversarial-" + case.get("name", case["file"].rsplit(".", 1)[0]) + ("-%d" % attempt if attempt
+                                                                                        else "")
+            code = read(os.path.join(folder, case["file"]))
+            if "define" in case:
+                code = "#define " + case["define"] + "\n" + code
+            events = run_agent(name, case["problem"], "cuda", code, case.get("mode", "benchmark"))
+            last = events[-1] if events else {}
+            ok = judge_case(case, events, name)
+            checks.append({"check": "adversarial: " + name, "ok": ok, "expected": case,
+                           "got": {k: last.get(k) for k in ("type", "message", "unverified", "verification",
+                                                            "geomean_speedup", "isolation")}})
+            rows.append({"kernel": case["file"], "verdict": last.get("type"), "message": last.get("message"),
+                         "unverified": last.get("unverified"), "geomean_speedup": last.get("geomean_speedup"),
+                         "timing": (last.get("verification") or {}).get("timing"),
+                         "breaches": [line for line in logs.get(name, "").splitlines() if "KR-ATTACK" in line][:20]})
     for slug, mode, wanted in (("leaky-relu", "benchmark", "BENCHMARKED"), ("matrix-multiplication", "benchmark",
                                                                             "BENCHMARKED"),
                                ("relu", "check", "CHECKED")):
@@ -171,7 +206,12 @@ def adversarial_part():
             checks.append({"check": "the judge passed it and the profiler agrees: " + slug,
                            "ok": verdict.get("judge") == "passed" and timing.get("status", "verified") == "verified"
                            and not events[-1].get("unverified"), "got": verdict, "expected": "verified"})
+            checks.append({"check": "a full room: " + slug, "ok": (events[-1].get("isolation") or {}).get("full")
+                           is True, "got": events[-1].get("isolation"), "expected": "full"})
             rows.append({"kernel": "honest " + slug, "verdict": wanted, "verification": verdict})
+    after = agent_digest()
+    checks.append({"check": "the agent's folder (code and catalog) is as it was", "ok": before == after,
+                   "got": after, "expected": before})
     return rows
 
 

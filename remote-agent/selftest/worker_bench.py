@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_ROOT = os.path.dirname(HERE)
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/worker-bench"
 COUNT = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+CASES = sys.argv[3:4] == ["isolation"]  # issue 25's adversarial cases through the worker first
 TOKEN = "bench-" + uuid.uuid4().hex
 
 
@@ -110,11 +111,11 @@ class StandIn(http.server.BaseHTTPRequestHandler):
         self._reply(reply)
 
 
-def submit(code, name):
+def submit(code, name, problem="leaky-relu", mode="benchmark"):
     key = os.urandom(32)
     job_id = str(uuid.uuid4()) + "." + uuid.uuid4().hex[:8]
-    payload = {"submission_id": name, "problem": "leaky-relu", "language": "cuda", "dtype": "float32",
-               "code": code, "mode": "benchmark", "gpu_type": "H100", "limits": {},
+    payload = {"submission_id": name, "problem": problem, "language": "cuda", "dtype": "float32",
+               "code": code, "mode": mode, "gpu_type": "H100", "limits": {},
                "event_key": base64.b64encode(key).decode(), "input_secret": os.urandom(32).hex(),
                "benchmark": {"review_speedup": 10}}
     with HUB.lock:
@@ -132,7 +133,9 @@ def submit(code, name):
         result = dict(run["events"][-2], verification=dict(run["events"][-2].get("verification") or {},
                                                            timing=last.get("timing")))
         last = dict(result, type="BENCHMARKED")
-    return {"name": name, "final": last.get("type"), "to_benchmarked_s": phases.get("BENCHMARKED"),
+    return {"name": name, "final": last.get("type"), "message": last.get("message"),
+            "unverified": last.get("unverified"), "isolation": last.get("isolation"),
+            "to_benchmarked_s": phases.get("BENCHMARKED"),
             "to_verified_s": phases.get("VERIFIED"),
             "to_exit_s": round(run["exit"][1] - start, 3) if run["exit"] else None, "phases": phases,
             "verification": last.get("verification"), "avg_runtime_ms": last.get("avg_runtime_ms"),
@@ -140,6 +143,29 @@ def submit(code, name):
             "tail": [line for line in (run["exit"][2] or []) if line.startswith(("agent:", "worker: ", "judge: judge:"))]
             if run["exit"] and last.get("type") == "BENCHMARKED" else (run["exit"][2] or [])[-5:] if run["exit"]
             else None}
+
+
+def adversarial_cases():
+    """The cases of adversarial/cases.json marked ``isolation``, each through the worker (``repeat`` times in a row):
+    its verdict as the cold self-test requires it, and the agent's folder as it was."""
+    sys.path.insert(0, HERE)
+    import selftest  # noqa: the cold self-test's checks of a verdict (its argv is this script's: it writes nothing)
+    with open(os.path.join(HERE, "adversarial", "cases.json")) as f:
+        cases = [c for c in json.load(f) if c.get("isolation")]
+    before = selftest.agent_digest()
+    rows = []
+    for case in cases:
+        with open(os.path.join(HERE, "adversarial", case["file"])) as f:
+            code = ("#define " + case["define"] + "\n" if "define" in case else "") + f.read()
+        for attempt in range(case.get("repeat", 1)):
+            row = submit(code, "%s-%d" % (case["file"], attempt), case["problem"], case.get("mode", "benchmark"))
+            event = {"type": row["final"], "message": row["message"], "unverified": row["unverified"]}
+            row["ok"] = selftest.judge_case(dict(case, attack=False), [event], row["name"])
+            print("case  ", row["name"], row["final"], row["ok"], (row["message"] or "")[:120], flush=True)
+            rows.append(row)
+    after = selftest.agent_digest()
+    rows.append({"name": "the agent's folder is as it was", "ok": before == after})
+    return rows
 
 
 def summary(label, rows):
@@ -170,7 +196,10 @@ def main():
     with open(os.path.join(HERE, "kernels", "leaky-relu.cu")) as f:
         code = f.read()
     rows = {"fresh": [], "cached": []}
+    cases = []
     try:
+        if CASES:
+            cases = adversarial_cases()
         for i in range(COUNT):
             # A comment of its own: new to the compiler's cache.
             rows["fresh"].append(submit(code + "\n// fresh %s %d\n" % (uuid.uuid4().hex, i), "fresh-%d" % i))
@@ -184,7 +213,9 @@ def main():
         worker.terminate()
         worker.wait(30)
     result = {"count": COUNT, "fresh": summary("fresh", rows["fresh"]), "cached": summary("cached", rows["cached"]),
-              "runs": rows}
+              "runs": rows, "cases": cases}
+    if cases:
+        print("%d of %d adversarial cases through the worker as expected" % (sum(c["ok"] for c in cases), len(cases)))
     with open(os.path.join(OUT, "worker-bench.json"), "w") as f:
         json.dump(result, f, indent=1)
 

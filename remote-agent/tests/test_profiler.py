@@ -2,8 +2,12 @@
 profile-h100/) and rocprofv3's documented CSV columns."""
 import base64
 import hashlib
+import json
 import os
+import subprocess
+import sys
 import tempfile
+import textwrap
 import unittest
 
 from remote_agent import profiler
@@ -74,6 +78,43 @@ class NcuTest(unittest.TestCase):
     def test_nothing_parses_from_an_error(self):
         self.assertEqual(profiler.parse_ncu_raw("==ERROR== the profiling permissions are missing\n"), [])
         self.assertEqual(profiler.parse_ncu_hints(""), {})
+
+
+class OutputTest(unittest.TestCase):
+    """The profiler's figures reach the agent on a pipe of the agent's; the worker under the profiler speaks on
+    another, and keeps no copy of the first once it runs (worker.confine_self)."""
+
+    PROFILER = textwrap.dedent('''
+        import os, subprocess, sys
+        print("==PROF== Connected", flush=True)
+        os.dup2(1, 40)  # a copy of its output that the profiler lets its target inherit
+        # The profiled worker, as ncu starts it: every descriptor the profiler has, its stdout among them.
+        probe = ("import os, sys; from remote_agent import worker; worker._redirect_stdout(); worker.confine_self(); "
+                 "links = [os.readlink('/proc/self/fd/' + n) for n in os.listdir('/proc/self/fd') "
+                 "if os.path.exists('/proc/self/fd/' + n)]; "
+                 "worker.send('CALLED', test_id=1, links=links)")
+        subprocess.run([sys.executable, "-c", probe], close_fds=False)
+        print('"ID","Kernel Name"', flush=True)
+    ''')
+
+    def test_the_figures_come_on_the_agents_pipe_and_the_worker_keeps_none_of_it(self):
+        output = profiler.Output()
+        env = output.environment(dict(os.environ, PYTHONPATH=os.path.dirname(HERE)))
+        process = subprocess.Popen([sys.executable, "-c", self.PROFILER], env=env, stdout=output.write_fd,
+                                   stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                   pass_fds=(output.protocol_write,))
+        output.started(process)
+        spoken = json.loads(process.stdout.readline())
+        process.wait(timeout=30)
+        text = output.text()
+        output.close()
+        process.stdout.close()
+        process.stderr.close()
+        self.assertEqual("CALLED", spoken["event"], "the worker's own channel")
+        self.assertNotIn("pipe:[%d]" % output.inode, spoken["links"], "no copy of the profiler's output kept")
+        self.assertIn("==PROF== Connected", text)
+        self.assertIn('"ID","Kernel Name"', text)
+        self.assertNotIn("CALLED", text, "nothing of the worker's on the profiler's output")
 
 
 class RocprofTest(unittest.TestCase):

@@ -46,6 +46,31 @@ child.kill()
 """
 
 
+# A container's process: a user namespace that root makes, its root mapped onto the job user's id (the host's view).
+CONTAINER = """
+import ctypes, os, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(w)
+    if ctypes.CDLL(None).unshare(0x10000000) != 0:
+        os._exit(1)
+    os.write(1, b"%%d\\n" %% os.getpid())
+    os.read(r, 1)
+    os.setgid(0)
+    os.setuid(0)
+    time.sleep(60)
+    os._exit(0)
+os.close(r)
+time.sleep(0.3)
+for name, text in (("setgroups", "deny"), ("uid_map", "0 %d 1"), ("gid_map", "0 %d 1")):
+    open("/proc/%%d/%%s" %% (pid, name), "w").write(text)
+os.write(w, b"x")
+time.sleep(0.3)
+os.waitpid(pid, 0)
+"""
+
+
 @unittest.skipUnless(sandbox.can_drop(), "needs root: user code runs as another user only where the agent can switch")
 class JobUsersTest(unittest.TestCase):
     """Two agents on one machine (a worker's two GPUs, or a job and the spare waiting for the next): each job's code
@@ -151,25 +176,44 @@ class JobUsersTest(unittest.TestCase):
         self.assertIsNone(sleepers[first].poll(), "the held user's left running")
 
     def test_an_id_that_a_container_uses_is_neither_claimed_nor_swept(self):
-        """Another user namespace's processes (a container whose ids the host maps onto the same numbers)."""
-        if shutil.which("unshare") is None:
-            self.skipTest("no unshare here")
+        """Another user namespace's processes (a container whose ids the host maps onto the same numbers: a
+        namespace root made, mapping its root onto the job user's id)."""
         uid = sandbox.JOB_USERS[0]
-        other = subprocess.Popen(["unshare", "--user", "sleep", "60"], cwd="/",
-                                 preexec_fn=lambda: sandbox.become(uid, uid))
+        container = CONTAINER % (uid, uid)
+        other = subprocess.Popen([PYTHON, "-c", container], stdout=subprocess.PIPE, text=True, cwd="/")
         self.addCleanup(other.wait)
         self.addCleanup(other.kill)
+        pid = int(other.stdout.readline())
+        self.addCleanup(lambda: os.kill(pid, 9))
+        if pid <= 0:
+            self.skipTest("no user namespace here")
         deadline = time.monotonic() + 5
-        while os.readlink("/proc/%d/ns/user" % other.pid) == os.readlink("/proc/self/ns/user"):
-            if other.poll() is not None or time.monotonic() > deadline:
-                self.skipTest("no user namespace here")
-            time.sleep(0.02)
+        while "\t%d\t" % uid not in open("/proc/%d/status" % pid).read() and time.monotonic() < deadline:
+            time.sleep(0.02)  # until it has become the container's root
         self.assertTrue(sandbox.foreign(uid))
         sandbox.sweep(uid, folders=())
-        self.assertIsNone(other.poll(), "not ours to end")
+        self.assertTrue(os.path.exists("/proc/%d" % pid), "not ours to end")
         claimed = sandbox.claim(self.locks)
         self.addCleanup(sandbox.release)
         self.assertNotEqual(claimed, uid, "nor to take")
+
+    def test_a_job_users_child_in_a_namespace_of_its_own_is_the_jobs(self):
+        """A job's process that entered a user namespace it made is still the job's: swept, and its id is reused."""
+        uid = sandbox.JOB_USERS[0] + 7
+        child = subprocess.Popen(["unshare", "--user", "sleep", "60"], cwd="/",
+                                 preexec_fn=lambda: sandbox.become(uid, uid))
+        self.addCleanup(child.wait)
+        self.addCleanup(child.kill)
+        deadline = time.monotonic() + 5
+        while os.readlink("/proc/%d/ns/user" % child.pid) == os.readlink("/proc/self/ns/user"):
+            if child.poll() is not None or time.monotonic() > deadline:
+                self.skipTest("no user namespace here")
+            time.sleep(0.02)
+        self.assertFalse(sandbox.foreign(uid))
+        sandbox.sweep(uid, folders=())
+        self.assertEqual(-9, child.wait(timeout=5), "ended with the job")
+        self.assertEqual([], sandbox.leftovers(uid, folders=()))
+
 
     def test_ids_that_cannot_be_used_or_that_an_account_has_leave_user_code_to_nobody(self):
         self.assertIsNone(sandbox.claim(self.locks, users=(0, 1)), "root's id is an account")
