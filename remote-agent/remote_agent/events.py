@@ -68,7 +68,7 @@ def trim(text, limit=MAX_DETAILS):
 
 
 # Events that carry the agent's ``stamp`` (how the job was confined): its first, and every result.
-STAMPED = TERMINAL | {"COMPILING", "VERIFIED"}
+STAMPED = TERMINAL | {"COMPILING", "CHECKED", "VERIFIED"}
 
 
 class Emitter:

@@ -39,6 +39,7 @@ from remote_agent import gate, sandbox
 from remote_agent import payload as payload_module
 
 TOKEN_VARIABLE = "KERNEL_RUNNER_WORKER_TOKEN"
+JOB_LOGS = "KERNEL_RUNNER_JOB_LOGS"  # a folder: each job's whole agent log is kept there (<job id>.log)
 MAX_BATCH_LINES = 500
 MAX_BATCH_BYTES = 1 << 20
 STREAM_READ_TIMEOUT = 90  # seconds without even a heartbeat: the stream is dead
@@ -163,14 +164,20 @@ class Job:
         threading.Thread(target=self._read, args=(process.stderr, False), daemon=True).start()
 
     def _read(self, stream, events):
+        logs = os.environ.get(JOB_LOGS) if not events else None
+        kept = open(os.path.join(logs, self.id + ".log"), "a", encoding="utf-8") if logs else None
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", "replace").rstrip("\n")
+            if kept is not None:
+                kept.write(line + "\n")
             with self.changed:
                 if events:
                     self.lines.append(line)
                 else:
                     self.tail.append(line)
                 self.changed.notify_all()
+        if kept is not None:
+            kept.close()
         stream.close()
         if events:
             code = self.process.wait()

@@ -188,7 +188,9 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    env = dict(os.environ, KERNEL_RUNNER_WORKER_TOKEN=TOKEN, PYTHONPATH=AGENT_ROOT)
+    env = dict(os.environ, KERNEL_RUNNER_WORKER_TOKEN=TOKEN, PYTHONPATH=AGENT_ROOT,
+               KERNEL_RUNNER_JOB_LOGS=os.path.join(OUT, "jobs"))
+    os.makedirs(env["KERNEL_RUNNER_JOB_LOGS"], exist_ok=True)
     log = open(os.path.join(OUT, "worker-bench.txt"), "w")
     worker = subprocess.Popen([sys.executable, "-m", "remote_agent", "worker", "--server",
                                "http://127.0.0.1:%d" % server.server_address[1], "--gpu-type", "H100"],

@@ -12,12 +12,15 @@
 typedef int (*range_fn)(uint64_t* base, size_t* size, uint64_t pointer);
 
 extern "C" void solution(const float* input, float alpha, float* output, size_t M, size_t N) {
-  range_fn range = (range_fn) dlsym(RTLD_DEFAULT, "cuMemGetAddressRange_v2");
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);  // PyTorch loaded it, privately
+  range_fn range = driver ? (range_fn) dlsym(driver, "cuMemGetAddressRange_v2") : 0;
   uint64_t base = 0;
   size_t size = 0;
   if (range && range(&base, &size, (uint64_t) (uintptr_t) input) == 0 && size) {
     fprintf(stderr, "KR-ATTACK-TRIED judge-segment: zeroing %zu bytes around the input\n", size);
     cudaMemset((void*) (uintptr_t) base, 0, size);
+  } else {
+    fprintf(stderr, "KR-ATTACK-NOT-RUN judge-segment: no driver call\n");
   }
   cudaMemset(output, 0, M * N * sizeof(float));
   cudaDeviceSynchronize();
