@@ -30,12 +30,12 @@ import fcntl
 import json
 import os
 import resource
+import select
 import signal
 import socket
 import struct
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 
 from remote_agent import landlock, sandbox, seccomp
@@ -174,8 +174,9 @@ class Room:
         ids = (os.geteuid(), os.getegid())
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.path.dirname(
             os.path.dirname(os.path.abspath(__file__))), "PYTHONDONTWRITEBYTECODE": "1"}
+        # Its stdin is a pipe the agent holds and never writes: its end (the agent's, however it ends) ends the room.
         keeper = subprocess.Popen([sys.executable, "-m", "remote_agent.room", json.dumps(layout.__dict__)],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   env=env, cwd="/", start_new_session=True, text=True,
                                   preexec_fn=lambda: _make_namespaces(flags, ids if user_namespace else None))
         line = keeper.stdout.readline().strip()
@@ -253,7 +254,8 @@ class Room:
             elif os.geteuid() == 0 and isolation.user != "root":
                 _drop_capabilities(keep_for_setuid=True)
                 sandbox.become(uid, uid)
-            LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the change of user, which clears it
+            if ns_fds:  # its parent: the process that waits for it (_split), which has one thread
+                LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the change of user, which clears it
             if LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 raise OSError(ctypes.get_errno(), "no_new_privs")
             if isolation.landlock:
@@ -282,7 +284,7 @@ def _kill_group(process) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     process.wait()
-    for stream in (process.stdout, process.stderr):
+    for stream in (process.stdin, process.stdout, process.stderr):
         if stream is not None:
             stream.close()
 
@@ -323,7 +325,6 @@ def _make_namespaces(flags, ids) -> None:
         for name, text in (("setgroups", "deny"), ("uid_map", "0 %d 1" % ids[0]), ("gid_map", "0 %d 1" % ids[1])):
             with open("/proc/self/" + name, "w") as f:
                 f.write(text)
-    LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _split()
 
 
@@ -342,13 +343,15 @@ def _split() -> None:
             os.dup2(null, fd)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda number, _frame: os.kill(child, number))
-        LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        # No parent-death signal here: it fires when the thread that started this process ends (the agent starts
+        # the profiler's pair from a thread that ends at once), not the agent. The child ends with the room.
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         _, status = os.waitpid(child, 0)
         if os.WIFSIGNALED(status):
             number = os.WTERMSIG(status)
-            signal.signal(number, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+            if number not in (signal.SIGKILL, signal.SIGSTOP):  # whose handling cannot be set (nor needs to be)
+                signal.signal(number, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
             os.kill(os.getpid(), number)
         os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 255)
     finally:
@@ -432,8 +435,8 @@ def loopback_up() -> None:
 
 
 def keep(layout: Layout) -> int:
-    """The keeper: builds the room, says it is ready, then reaps what the room's orphans leave until it is killed
-    (it is killed with its parent)."""
+    """The keeper: builds the room, says it is ready, then reaps what the room's orphans leave until it is killed or
+    its stdin ends (the agent, which holds the other end, has ended): the room ends with it."""
     try:
         build(layout)
         loopback_up()
@@ -444,11 +447,13 @@ def keep(layout: Layout) -> int:
     print(READY, flush=True)
     sys.stdout.close()
     os.dup2(os.open("/dev/null", os.O_WRONLY), 1)
-    while True:
+    while not select.select([0], [], [], 0.5)[0] or os.read(0, 1):
         try:
-            os.wait()
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
         except ChildProcessError:
-            time.sleep(0.5)
+            pass
+    return 0
 
 
 if __name__ == "__main__":
