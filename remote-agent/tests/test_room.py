@@ -5,6 +5,7 @@ code runs (the agent's own preexec functions, the job's user).
 ``KR_ROOM_WITHOUT`` (comma-separated: namespaces, landlock, seccomp, user, sweep) leaves parts of the room out, to
 see each test fail when what it tests is switched off: ``KR_ROOM_WITHOUT=namespaces,landlock,seccomp,user,sweep
 python3 -m unittest tests.test_room``."""
+import io
 import json
 import os
 import shutil
@@ -15,9 +16,8 @@ import textwrap
 import threading
 import time
 import unittest
-from unittest import mock
 
-from remote_agent import agent, room, sandbox
+from remote_agent import agent, catalog, compiler, events, gpu_worker, payload, room, sandbox
 
 WITHOUT = tuple(part for part in os.environ.get("KR_ROOM_WITHOUT", "").split(",") if part)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -127,6 +127,285 @@ class RoomTest(unittest.TestCase):
             time.sleep(0.05)
         self.assertFalse(_alive(keeper), "the keeper ended")
         self.assertFalse(_alive(child), "the job's process ended")
+
+
+KEY = bytes(range(32))
+SECRET = "kr-secret-" + os.urandom(8).hex()  # in this process's memory (the agent's) and other places the job must not reach
+
+
+class Gcc(compiler.Toolchain):
+    """The C++ compiler as a job's toolchain: what the agent's compile step runs, in the room."""
+
+    def command(self, language, source, output, libraries=()):
+        return ["g++", "-shared", "-fPIC", "-o", output, "-x", "c++", source]
+
+
+@unittest.skipUnless(sandbox.can_drop(), "needs root: a job's user and its namespaces")
+class AttackTest(RoomTest):
+    """Each attack of issue 25, tried the way a submission's code runs, and refused."""
+
+    def compile(self, workspace, code):
+        """The agent's compile step on ``code``: (the library or None, the events it sent)."""
+        out = io.StringIO()
+        runner = agent.Agent(events.Emitter(KEY, out), workspace=workspace)
+        runner.began = time.monotonic()
+        job = payload.parse(json.dumps({"submission_id": "s", "problem": "leaky-relu", "language": "cuda",
+                                        "dtype": "float32", "code": code, "mode": "check"}).encode())
+        library, _ = runner.compile(job, catalog.load("leaky-relu"), Gcc("gcc", "g++", "g++ (test)", "native"),
+                                    workspace.work)
+        return library, [events.decode(line, KEY) for line in out.getvalue().splitlines()]
+
+    def another_job(self):
+        """Another agent beside this test's (another job user, its own room) with SECRET in its source and a
+        process in its build folder: (its work folder, that process's pid)."""
+        helper = textwrap.dedent('''
+            import os, subprocess, sys
+            from remote_agent import agent, sandbox
+            sandbox.claim(sys.argv[1])
+            workspace = agent.Workspace.open(tuple(p for p in sys.argv[3].split(",") if p and p != "sweep"))
+            build = os.path.join(workspace.work, agent.BUILD)
+            with open(os.path.join(build, "solution.cu"), "w") as f:
+                f.write(sys.argv[2] + " is not C++: a compiler that reads it shows it\\n")
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=build,
+                                     preexec_fn=workspace.room.preexec("compile", build, own=[build]))
+            print(workspace.work, child.pid, flush=True)
+            sys.stdin.read()
+            child.kill()
+            workspace.close()
+            sandbox.release()
+        ''')
+        other = subprocess.Popen([PYTHON, "-c", helper, self.locks, SECRET, ",".join(WITHOUT)], cwd=ROOT,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(other.wait)
+        self.addCleanup(other.stdin.close)
+        self.addCleanup(other.stdout.close)
+        work, pid = other.stdout.readline().split()
+        return work, int(pid)
+
+    def test_an_include_of_a_file_the_job_may_not_read_shows_none_of_it(self):
+        if not os.path.exists("/etc/shadow") or shutil.which("g++") is None:
+            self.skipTest("no /etc/shadow or no g++ here")
+        with open("/etc/shadow") as f:
+            lines = [line.strip() for line in f if line.strip()]
+        library, sent = self.compile(self.job(), 'extern "C" void solution() {}\n#include "/etc/shadow"\n')
+        self.assertIsNone(library)
+        self.assertEqual("COMPILE_ERROR", sent[-1]["type"])
+        self.assertIn("/etc/shadow", sent[-1]["details"])
+        self.assertEqual([], [line for line in lines if line in sent[-1]["details"]], "no byte of it shown")
+
+    def test_an_include_of_another_jobs_source_finds_nothing(self):
+        if shutil.which("g++") is None:
+            self.skipTest("no g++ here")
+        work, pid = self.another_job()
+        workspace = self.job()
+        for path in (os.path.join(work, agent.BUILD, "solution.cu"), "/proc/%d/cwd/solution.cu" % pid,
+                     "/proc/%d/root%s/%s/solution.cu" % (pid, work, agent.BUILD)):
+            library, sent = self.compile(workspace, 'extern "C" void solution() {}\n#include "%s"\n' % path)
+            self.assertEqual("COMPILE_ERROR", sent[-1]["type"], path)
+            self.assertIn(path, sent[-1]["details"])
+            self.assertNotIn(SECRET, sent[-1]["details"], path)
+            shutil.rmtree(os.path.join(workspace.work, agent.BUILD))  # as a new job's, for the next try
+            os.makedirs(os.path.join(workspace.work, agent.BUILD))
+            sandbox.hand_over(os.path.join(workspace.work, agent.BUILD))
+
+    def test_the_agents_and_the_workers_memory_and_environment_are_out_of_reach(self):
+        worker = subprocess.Popen([PYTHON, "-c", "import time; secret = %r; time.sleep(60)" % SECRET], cwd="/",
+                                  env=dict(os.environ, KERNEL_RUNNER_WORKER_TOKEN=SECRET))
+        self.addCleanup(worker.wait)
+        self.addCleanup(worker.kill)
+        time.sleep(0.3)
+        done = self.run_solution(self.job(), READER % (SECRET, [os.getpid(), worker.pid]))
+        found = json.loads(done.stdout)
+        self.assertGreaterEqual(found["looked"], 2, done.stderr)
+        self.assertEqual([], found["found"], "no secret of the agent's or the worker's")
+
+    def test_the_agents_code_and_the_catalog_cannot_be_written(self):
+        before = gpu_worker.agent_digest()
+        kept = {}
+        for relative in ("problems/leaky-relu/problem.py", "remote_agent/catalog.py"):
+            with open(os.path.join(ROOT, relative), "rb") as f:
+                kept[relative] = f.read()
+
+        def restore():
+            for relative, data in kept.items():
+                with open(os.path.join(ROOT, relative), "wb") as f:
+                    f.write(data)
+            for planted in ("remote_agent/sitecustomize.py",):
+                if os.path.exists(os.path.join(ROOT, planted)):
+                    os.unlink(os.path.join(ROOT, planted))
+
+        self.addCleanup(restore)
+        done = self.run_solution(self.job(), PLANTER % ROOT)
+        self.assertEqual([], json.loads(done.stdout), "nothing planted")
+        self.assertEqual(before, gpu_worker.agent_digest())
+
+    def test_nothing_a_job_leaves_is_found_by_the_next(self):
+        first = self.job()
+        done = self.run_solution(first, LEAVER)
+        self.assertEqual(0, done.returncode, done.stderr)
+        uid = sandbox.unprivileged()[0]
+        self.end_job(first)
+        if "sweep" not in WITHOUT:
+            self.assertEqual([], sandbox.leftovers(uid), "nothing of the first job's user is left on the host")
+        second = self.job()
+        found = json.loads(self.run_solution(second, LOOKER).stdout)
+        self.assertEqual([], found, "the next job found what the last one left")
+
+    def test_more_jobs_than_job_users_each_get_a_user_of_their_own(self):
+        users = (sandbox.JOB_USERS[0] + 200, 3)
+        claimed = []
+        for _ in range(8):
+            claimed.append(sandbox.claim(self.locks, users))
+            if claimed[-1] is None:
+                break
+            workspace = agent.Workspace.open(tuple(p for p in WITHOUT if p != "sweep"))
+            self.run_solution(workspace, "import os\n" + DAEMON)
+            self.end_job(workspace)
+        self.assertNotIn(None, claimed, "a job left with no user of its own: %s" % claimed)
+        self.assertTrue(all(users[0] <= uid < users[0] + users[1] for uid in claimed))
+
+    def test_the_agent_the_keeper_and_the_judge_cannot_be_traced_or_signalled(self):
+        workspace = self.job()
+        agent_like = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(60)"], cwd="/")
+        self.addCleanup(agent_like.wait)
+        self.addCleanup(agent_like.kill)
+        # A judge beside the solution's process, in the same room, as the same user.
+        judge = subprocess.Popen([PYTHON, "-c", "import os, time; print(os.getpid(), flush=True); time.sleep(60)"],
+                                 cwd=workspace.work, stdout=subprocess.PIPE, text=True,
+                                 preexec_fn=workspace.room.preexec("judge", workspace.work))
+        self.addCleanup(judge.wait)
+        self.addCleanup(judge.kill)
+        judge_pid = int(judge.stdout.readline())
+        judge.stdout.close()
+        done = self.run_solution(workspace, TRACER % [agent_like.pid, 1, judge_pid])
+        self.assertEqual([], json.loads(done.stdout), "no process outside it or beside it reached")
+        self.assertIsNone(agent_like.poll())
+        self.assertIsNone(judge.poll())
+
+
+# The solution's process looking for a secret in every process it can see (and in the pids it was told).
+READER = """
+import json, os, re, sys
+secret, told = %r.encode(), %r
+found, looked = [], 0
+pids = set(int(p) for p in os.listdir("/proc") if p.isdigit()) | set(told)
+for pid in sorted(pids - {os.getpid()}):
+    looked += 1
+    try:
+        with open("/proc/%%d/environ" %% pid, "rb") as f:
+            if secret in f.read():
+                found.append(["environment", pid])
+    except OSError:
+        pass
+    try:
+        with open("/proc/%%d/maps" %% pid) as maps, open("/proc/%%d/mem" %% pid, "rb") as mem:
+            for line in maps:
+                start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                if "r" not in line.split()[1] or end - start > 1 << 26:
+                    continue
+                try:
+                    mem.seek(start)
+                    if secret in mem.read(end - start):
+                        found.append(["memory", pid])
+                        break
+                except (OSError, ValueError, OverflowError):
+                    continue
+    except OSError:
+        pass
+print(json.dumps({"looked": looked, "found": found}))
+"""
+
+# The solution's process planting code in the agent's folder.
+PLANTER = """
+import json, os
+root, planted = %r, []
+for relative, mode in (("problems/leaky-relu/problem.py", "a"), ("remote_agent/catalog.py", "a"),
+                       ("remote_agent/sitecustomize.py", "w")):
+    try:
+        with open(os.path.join(root, relative), mode) as f:
+            f.write("\\n# planted\\n")
+        planted.append(relative)
+    except OSError:
+        pass
+print(json.dumps(planted))
+"""
+
+# A process that leaves its session by a double fork and lives on.
+DAEMON = """
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for fd in range(3):
+            os.close(fd)
+        import time
+        time.sleep(120)
+    os._exit(0)
+os.wait()
+"""
+
+# What one job leaves behind, and what the next looks for (System V and POSIX IPC through the C library).
+IPC = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mq_open.restype = ctypes.c_int
+KEY = 0x4B525250
+"""
+LEAVER = IPC + """
+libc.shmget(KEY, 4096, 0o1666)  # IPC_CREAT | 0666
+libc.msgget(KEY, 0o1666)
+queue = libc.mq_open(b"/kr-test-leftover", os.O_CREAT | os.O_RDWR, 0o666, None)
+os.makedirs("/tmp/kr-open", exist_ok=True)
+os.chmod("/tmp/kr-open", 0o777)
+for path in ("/run/lock/kr-test-leftover", "/tmp/kr-open/kr-test-leftover", "/dev/shm/kr-test-leftover",
+             "/var/tmp/kr-test-leftover", "/tmp/kr-test-leftover"):
+    if os.path.isdir(os.path.dirname(path)):
+        open(path, "w").close()
+if os.fork() == 0:  # a child in a user namespace of its own (refused where the filter is)
+    libc.unshare(0x10000000)
+    libc.prctl(15, b"krtestleftover", 0, 0, 0)
+    for fd in range(3):
+        os.close(fd)
+    import time
+    time.sleep(120)
+""" + DAEMON.replace("import time", "libc.prctl(15, b'krtestleftover', 0, 0, 0)\n        import time")
+LOOKER = IPC + """
+import json
+found = []
+if libc.shmget(KEY, 0, 0) >= 0:
+    found.append("a System V segment")
+if libc.msgget(KEY, 0) >= 0:
+    found.append("a System V message queue")
+if libc.mq_open(b"/kr-test-leftover", os.O_RDONLY, 0, None) >= 0:
+    found.append("a POSIX message queue")
+for path in ("/run/lock/kr-test-leftover", "/tmp/kr-open/kr-test-leftover", "/dev/shm/kr-test-leftover",
+             "/var/tmp/kr-test-leftover", "/tmp/kr-test-leftover"):
+    if os.path.exists(path):
+        found.append(path)
+for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+    try:
+        if open("/proc/%s/comm" % pid).read().startswith("krtestleftover"):
+            found.append("a process")
+    except OSError:
+        pass
+print(json.dumps(found))
+"""
+
+# The solution's process tracing and signalling the processes it was told of.
+TRACER = """
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+reached = []
+for pid in %r:
+    if libc.ptrace(16, pid, 0, 0) == 0:  # PTRACE_ATTACH
+        reached.append(["traced", pid])
+        libc.ptrace(17, pid, 0, 0)
+    try:
+        os.kill(pid, 0)
+        reached.append(["may signal", pid])
+    except OSError:
+        pass
+print(json.dumps(reached))
+"""
 
 
 def _alive(pid):
