@@ -3,10 +3,13 @@ import http.server
 import io
 import json
 import os
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
 from remote_agent import gpu_worker
 
@@ -108,6 +111,31 @@ class SendsEveryLineOnceInOrder(unittest.TestCase):
         self.assertIsNone(FlakyService.state["exit"], "the service re-queues a job its worker left; a -15 exit "
                           "would have ended it as the submission's RUNTIME_ERROR")
         self.assertFalse(any(path.endswith("/exit") for path, _ in FlakyService.state["posts"]))
+
+
+class AgentDigest(unittest.TestCase):
+    def test_a_worker_whose_agent_changed_since_it_started_runs_no_job_and_stops(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        for part in ("remote_agent", "problems"):
+            shutil.copytree(os.path.join(gpu_worker.AGENT_ROOT, part), os.path.join(folder, part),
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        started = gpu_worker.agent_digest(folder)
+        self.assertEqual(started, gpu_worker.agent_digest(folder), "the same files, the same digest")
+        ran = os.path.join(folder, "ran")
+        launcher = gpu_worker.Launcher([sys.executable, "-c", "open(%r, 'w')" % ran], dict(os.environ),
+                                       digest=started)
+        stop = threading.Event()
+        slot = gpu_worker.Slot(None, "H100", "h", "d", launcher, stop)
+        with open(os.path.join(folder, "problems", "leaky-relu", "problem.py"), "a") as f:
+            f.write("\n# planted by a job\n")
+        with mock.patch.object(gpu_worker, "AGENT_ROOT", folder), \
+                mock.patch.object(gpu_worker.agent_digest, "__defaults__", (folder,)):
+            slot.take("job-1", "s-1", {"event_key": "k"})
+        self.assertTrue(stop.is_set(), "the worker stops")
+        self.assertIn("changed since this worker started", slot.error)
+        time.sleep(0.3)
+        self.assertFalse(os.path.exists(ran), "no job ran on it")
 
 
 class Cancel(unittest.TestCase):
