@@ -12,6 +12,8 @@ What it does is chosen by directives in the submitted code, so one agent serves 
   // runtime: <ms>   (test i's runtime is <ms> x i; default 0.5)
   // spread: <fraction>   (each test's 21 timed samples spread evenly over runtime x (1 -+ fraction); default 0.01)
   // review: yes   (the result is marked needs_review)
+  // isolation: full | partial   (how confined the job's processes were, on its first event and every result, as
+  //                              remote_agent/events.py stamps them; default full)
 It writes the code it received to $FAKE_AGENT_ECHO_DIR (default: its working directory)/<submission_id>.code.
 """
 import base64
@@ -27,6 +29,14 @@ import time
 
 
 KEY = b""
+ISOLATION = {"full": True, "user": "job", "namespaces": ["pid", "ipc", "net", "uts", "mount"], "landlock_abi": 7,
+             "seccomp": True, "no_new_privs": True}
+PARTIAL = dict(ISOLATION, full=False, namespaces=[], missing=["pid namespace", "ipc namespace", "net namespace",
+                                                              "uts namespace", "mount namespace"])
+# The events the real agent stamps with its room's isolation (remote_agent/events.py STAMPED).
+STAMPED = {"COMPILING", "CHECKED", "VERIFIED", "COMPILE_ERROR", "WRONG_ANSWER", "BENCHMARKED", "PROFILED",
+           "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED", "ERROR"}
+stamp = {"isolation": ISOLATION}
 
 
 def signed(text):
@@ -35,6 +45,8 @@ def signed(text):
 
 
 def emit(event_type, **fields):
+    if event_type in STAMPED:
+        fields = dict(stamp, **fields)
     fields["type"] = event_type
     sys.stdout.write(signed(json.dumps(fields)) + "\n")
     sys.stdout.flush()
@@ -57,6 +69,8 @@ def main():
     global KEY
     KEY = base64.b64decode(payload["event_key"])
     code = payload["code"]
+    if directive(code, "isolation", "full") == "partial":
+        stamp["isolation"] = PARTIAL
     echo_dir = os.environ.get("FAKE_AGENT_ECHO_DIR") or os.getcwd()
     if echo_dir:
         try:

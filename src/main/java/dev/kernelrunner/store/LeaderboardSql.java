@@ -10,7 +10,8 @@ final class LeaderboardSql {
   /**
    * Results that may rank: benchmark runs that ended BENCHMARKED, that the judge passed and whose times the
    * profiler confirmed ({@code verification.timing.status = verified}: not pending, unverified or never checked),
-   * not marked {@code needs_review}, not invalidated. Filtered by problem ({@code $1}), GPU type and dtype
+   * run in a full room ({@code isolation.full}: the agent's own, a user of the job's own, every namespace, Landlock
+   * and the system-call filter; remote-agent/README.md), not marked {@code needs_review}, not invalidated. Filtered by problem ({@code $1}), GPU type and dtype
    * ({@code $2}, {@code $3}; null: any).
    */
   private static final String ACCEPTED = """
@@ -23,6 +24,7 @@ final class LeaderboardSql {
          AND ($3::text IS NULL OR dtype = $3)
          AND result #>> '{verification,judge}' = 'passed'
          AND result #>> '{verification,timing,status}' = 'verified'
+         AND result #>> '{isolation,full}' = 'true'
          AND COALESCE((result->>'needs_review')::boolean, false) = false
          AND COALESCE((result->>'unverified')::boolean, false) = false
          AND jsonb_typeof(result->'geomean_runtime_ms') = 'number'""";
