@@ -249,9 +249,9 @@ class Room:
             if nice:
                 os.nice(nice)
             _limits()
-            if user_namespace:
-                _drop_capabilities()
-            elif os.geteuid() == 0 and isolation.user != "root":
+            if user_namespace or (os.geteuid() == 0 and isolation.user == "root"):
+                _drop_capabilities()  # uid 0 (of a user namespace, or a GPU open to root alone), with no power
+            elif os.geteuid() == 0:
                 _drop_capabilities(keep_for_setuid=True)
                 sandbox.become(uid, uid)
             if ns_fds:  # its parent: the process that waits for it (_split), which has one thread
