@@ -270,20 +270,24 @@ def leftovers(uid, folders=SHARED_TEMP):
 
 
 def _files_of(uids, folders):
-    """The paths beneath ``folders`` that one of ``uids`` owns (the outermost of each tree), following no link."""
+    """The paths beneath ``folders`` that one of ``uids`` owns (the outermost of each tree), following no link. A
+    job's user can have written only where it could write: into folders writable by others or a group (the
+    shared ones, a world-writable one below them) or its own; only those are entered."""
     found = []
     for folder in folders:
         for root, dirs, files in os.walk(folder, followlinks=False):
+            entered = []
             for name in list(dirs) + files:
                 path = os.path.join(root, name)
                 try:
-                    owner = os.lstat(path).st_uid
+                    info = os.lstat(path)
                 except OSError:
                     continue
-                if owner in uids:
-                    found.append(path)
-                    if name in dirs:
-                        dirs.remove(name)  # removed whole: nothing to look at inside
+                if info.st_uid in uids:
+                    found.append(path)  # removed whole: nothing to look at inside
+                elif name in dirs and info.st_mode & (stat.S_IWOTH | stat.S_IWGRP):
+                    entered.append(name)
+            dirs[:] = entered
     return found
 
 
