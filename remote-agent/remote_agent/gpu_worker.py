@@ -257,12 +257,13 @@ AGENT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def agent_digest(root=AGENT_ROOT):
-    """SHA-256 over the agent's code and the problem catalog (every file of remote_agent/ and problems/, compiled
-    files included): what every job's agent imports and executes."""
+    """SHA-256 over the agent's code and the problem catalog (every file of remote_agent/ and problems/): what every
+    job's agent imports and executes. Python's compiled copies (__pycache__) are left out: any process that
+    imports a module may write them, and one that could plant a stale copy could change the source as well."""
     digest = hashlib.sha256()
     for part in ("remote_agent", "problems"):
         for folder, dirs, files in sorted(os.walk(os.path.join(root, part))):
-            dirs.sort()
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 path = os.path.join(folder, name)
                 digest.update(os.path.relpath(path, root).encode() + b"\0")

@@ -22,6 +22,8 @@ from remote_agent import agent, catalog, compiler, events, gpu_worker, payload, 
 
 WITHOUT = tuple(part for part in os.environ.get("KR_ROOM_WITHOUT", "").split(",") if part)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The job users these tests claim: a range of their own (tests/test_sandbox.py says why).
+USERS = (sandbox.JOB_USERS[0] + 100_000, 256)
 # The room shows the agent's Python; without its mount namespace, the job's user may not reach one under /root.
 PYTHON = sys.executable if "namespaces" not in WITHOUT or not os.path.exists("/usr/bin/python3") \
     else "/usr/bin/python3"
@@ -40,7 +42,7 @@ class RoomTest(unittest.TestCase):
     def job(self):
         """A job's workspace as the agent makes it (a job user of its own, a work folder, a room); ended (and the
         user released) at the test's end, or by end_job()."""
-        sandbox.claim(self.locks)
+        sandbox.claim(self.locks, USERS)
         workspace = agent.Workspace.open(tuple(p for p in WITHOUT if p != "sweep"))
         self.addCleanup(self.end_job, workspace)
         return workspace
@@ -71,7 +73,7 @@ class RoomTest(unittest.TestCase):
         self.assertGreaterEqual(isolation["landlock_abi"], 1)
 
     def test_a_host_without_namespaces_gets_a_room_without_them_that_says_so(self):
-        sandbox.claim(self.locks)
+        sandbox.claim(self.locks, USERS)
         self.addCleanup(sandbox.release)
         work = agent.make_work()
         self.addCleanup(shutil.rmtree, work, True)
@@ -108,7 +110,7 @@ class RoomTest(unittest.TestCase):
         helper = textwrap.dedent('''
             import subprocess, sys
             from remote_agent import agent, sandbox
-            sandbox.claim(sys.argv[1])
+            sandbox.claim(sys.argv[1], (int(sys.argv[-1]), 256))
             workspace = agent.Workspace.open()
             child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=workspace.work,
                                      preexec_fn=agent.solution_preexec(workspace.room, workspace.work))
@@ -117,7 +119,8 @@ class RoomTest(unittest.TestCase):
         ''')
         if "namespaces" in WITHOUT:
             self.skipTest("no room to end")
-        process = subprocess.Popen([sys.executable, "-c", helper, self.locks], cwd=ROOT, stdin=subprocess.PIPE,
+        process = subprocess.Popen([sys.executable, "-c", helper, self.locks, str(USERS[0])], cwd=ROOT,
+                                   stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, text=True)
         keeper, child = map(int, process.stdout.readline().split())
         process.kill()
@@ -132,7 +135,8 @@ class RoomTest(unittest.TestCase):
 
 
 KEY = bytes(range(32))
-SECRET = "kr-secret-" + os.urandom(8).hex()  # in this process's memory (the agent's) and other places the job must not reach
+# In this process's memory (the agent's) and in other places the job must not reach.
+SECRET = "kr-secret-" + os.urandom(8).hex()
 
 
 class Gcc(compiler.Toolchain):
@@ -163,7 +167,7 @@ class AttackTest(RoomTest):
         helper = textwrap.dedent('''
             import os, subprocess, sys
             from remote_agent import agent, sandbox
-            sandbox.claim(sys.argv[1])
+            sandbox.claim(sys.argv[1], (int(sys.argv[-1]), 256))
             workspace = agent.Workspace.open(tuple(p for p in sys.argv[3].split(",") if p and p != "sweep"))
             build = os.path.join(workspace.work, agent.BUILD)
             with open(os.path.join(build, "solution.cu"), "w") as f:
@@ -176,8 +180,8 @@ class AttackTest(RoomTest):
             workspace.close()
             sandbox.release()
         ''')
-        other = subprocess.Popen([PYTHON, "-c", helper, self.locks, SECRET, ",".join(WITHOUT)], cwd=ROOT,
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        other = subprocess.Popen([PYTHON, "-c", helper, self.locks, SECRET, ",".join(WITHOUT), str(USERS[0])],
+                                 cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.addCleanup(other.wait)
         self.addCleanup(other.stdin.close)
         self.addCleanup(other.stdout.close)
@@ -254,7 +258,7 @@ class AttackTest(RoomTest):
         self.assertEqual([], found, "the next job found what the last one left")
 
     def test_more_jobs_than_job_users_each_get_a_user_of_their_own(self):
-        users = (sandbox.JOB_USERS[0] + 200, 3)
+        users = (USERS[0] + 200, 3)
         claimed = []
         for _ in range(8):
             claimed.append(sandbox.claim(self.locks, users))

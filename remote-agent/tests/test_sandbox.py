@@ -32,12 +32,15 @@ class SandboxTest(unittest.TestCase):
         self.assertEqual(sandbox.device_groups([(chr_ | 0o660, 0)]), ([], False))
 
 
+# The job users these tests claim: a range of their own, so that no agent or worker running on this machine (whose
+# sweep ends the processes of the users its own locks leave free) ends a test's processes, nor a test an agent's.
+USERS = (sandbox.JOB_USERS[0] + 100_000, 256)
 # As root the children run as other users, who may not enter root's own folders (a pyenv under /root, say).
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 AGENT = """
 import subprocess, sys
 from remote_agent import sandbox
-uid = sandbox.claim(sys.argv[1])
+uid = sandbox.claim(sys.argv[1], (int(sys.argv[3]), 256))
 child = subprocess.Popen([sys.argv[2], "-c", "import time; time.sleep(60)"], cwd="/",
                          preexec_fn=lambda: sandbox.become(*sandbox.unprivileged()))
 print(uid, child.pid, flush=True)
@@ -81,7 +84,7 @@ class JobUsersTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.locks, True)
 
     def agent(self):
-        process = subprocess.Popen([PYTHON, "-c", AGENT, self.locks, PYTHON], stdin=subprocess.PIPE,
+        process = subprocess.Popen([PYTHON, "-c", AGENT, self.locks, PYTHON, str(USERS[0])], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, text=True, cwd=os.path.dirname(os.path.dirname(
                                        os.path.abspath(__file__))))
         self.addCleanup(process.wait)
@@ -106,7 +109,7 @@ class JobUsersTest(unittest.TestCase):
         self.assertEqual(same, "reached", "the probe can tell")
 
     def test_a_claimed_user_is_held_until_released_and_its_work_folder_is_its_own(self):
-        uid = sandbox.claim(self.locks)
+        uid = sandbox.claim(self.locks, USERS)
         self.addCleanup(sandbox.release)
         self.assertEqual(sandbox.unprivileged(), (uid, uid))
         self.assertIsNone(sandbox.take_lock(self.locks, uid), "held while this agent lives")
@@ -129,7 +132,7 @@ class JobUsersTest(unittest.TestCase):
         os.close(fd)
 
     def test_the_sweep_ends_a_process_that_left_the_jobs_session_and_removes_its_files(self):
-        uid = sandbox.JOB_USERS[0] + sandbox.JOB_USERS[1] - 1
+        uid = USERS[0] + USERS[1] - 1
         shared = tempfile.mkdtemp()
         os.chmod(shared, 0o1777)
         self.addCleanup(shutil.rmtree, shared, True)
@@ -160,7 +163,7 @@ class JobUsersTest(unittest.TestCase):
         self.assertEqual(os.listdir(shared), ["someone-else"], "its files gone, another's kept")
 
     def test_a_worker_sweeps_the_users_no_agent_holds_and_leaves_the_others(self):
-        first = sandbox.JOB_USERS[0] + sandbox.JOB_USERS[1] - 3
+        first = USERS[0] + USERS[1] - 3
         held = sandbox.take_lock(self.locks, first)  # a live agent's
         self.addCleanup(os.close, held)
         os.close(sandbox.take_lock(self.locks, first + 1))  # an agent killed by a cancel: its lock is free
@@ -178,7 +181,7 @@ class JobUsersTest(unittest.TestCase):
     def test_an_id_that_a_container_uses_is_neither_claimed_nor_swept(self):
         """Another user namespace's processes (a container whose ids the host maps onto the same numbers: a
         namespace root made, mapping its root onto the job user's id)."""
-        uid = sandbox.JOB_USERS[0]
+        uid = USERS[0]
         container = CONTAINER % (uid, uid)
         other = subprocess.Popen([PYTHON, "-c", container], stdout=subprocess.PIPE, text=True, cwd="/")
         self.addCleanup(other.wait)
@@ -193,13 +196,13 @@ class JobUsersTest(unittest.TestCase):
         self.assertTrue(sandbox.foreign(uid))
         sandbox.sweep(uid, folders=())
         self.assertTrue(os.path.exists("/proc/%d" % pid), "not ours to end")
-        claimed = sandbox.claim(self.locks)
+        claimed = sandbox.claim(self.locks, USERS)
         self.addCleanup(sandbox.release)
         self.assertNotEqual(claimed, uid, "nor to take")
 
     def test_a_job_users_child_in_a_namespace_of_its_own_is_the_jobs(self):
         """A job's process that entered a user namespace it made is still the job's: swept, and its id is reused."""
-        uid = sandbox.JOB_USERS[0] + 7
+        uid = USERS[0] + 7
         child = subprocess.Popen(["unshare", "--user", "sleep", "60"], cwd="/",
                                  preexec_fn=lambda: sandbox.become(uid, uid))
         self.addCleanup(child.wait)

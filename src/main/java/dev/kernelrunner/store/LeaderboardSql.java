@@ -10,9 +10,9 @@ final class LeaderboardSql {
   /**
    * Results that may rank: benchmark runs that ended BENCHMARKED, that the judge passed and whose times the
    * profiler confirmed ({@code verification.timing.status = verified}: not pending, unverified or never checked),
-   * run in a full room ({@code isolation.full}: the agent's own, a user of the job's own, every namespace, Landlock
-   * and the system-call filter; remote-agent/README.md), not marked {@code needs_review}, not invalidated. Filtered by problem ({@code $1}), GPU type and dtype
-   * ({@code $2}, {@code $3}; null: any).
+   * run in a full room ({@code isolation.full}: a user of the job's own, every namespace, Landlock and the
+   * system-call filter; remote-agent/README.md), not marked {@code needs_review}, not invalidated. Filtered by
+   * problem ({@code $1}), GPU type and dtype ({@code $2}, {@code $3}; null: any).
    */
   private static final String ACCEPTED = """
       SELECT id, user_id, problem, gpu_type, dtype, created_at,
