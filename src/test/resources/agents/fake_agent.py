@@ -11,6 +11,7 @@ What it does is chosen by directives in the submitted code, so one agent serves 
   //                                          saying so after a second; never: the agent ends without it)
   // runtime: <ms>   (test i's runtime is <ms> x i; default 0.5)
   // spread: <fraction>   (each test's 21 timed samples spread evenly over runtime x (1 -+ fraction); default 0.01)
+  // verdict-after: <seconds>   (benchmark mode with timing: between BENCHMARKED and VERIFIED; default 1)
   // review: yes   (the result is marked needs_review)
   // isolation: full | partial   (how confined the job's processes were, on its first event and every result, as
   //                              remote_agent/events.py stamps them; default full)
@@ -230,7 +231,7 @@ def main():
                                                                                "by": "Nsight Compute"}},
              unverified=False)
         if timing != "never":
-            time.sleep(1.0)
+            time.sleep(float(directive(code, "verdict-after", "1")))
             emit("BENCHMARK_RESULT", result=results[0])  # out of place after the end: dropped
             emit("VERIFIED", timing={"status": timing, "by": "Nsight Compute",
                                      "problems": ["test 1: claimed 0.5 ms, profiler 1.0 ms"] if timing == "unverified"

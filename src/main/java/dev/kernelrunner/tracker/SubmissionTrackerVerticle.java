@@ -430,7 +430,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       NewEvent event = new NewEvent(type, fields, payload, terminal, result, errorRow,
           cancelled ? tracked.cancelledBy : null, cancelled ? tracked.cancelReason : null);
       Promise<EventFrame> promise = Promise.promise();
-      tracked.unwritten.add(new Unwritten(event, promise));
+      tracked.unwritten.add(new Unwritten(event, promise, tracked.requeued));
       writeEvents(tracked);
       stored = promise.future();
     }
@@ -470,7 +470,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     List<Unwritten> group = List.copyOf(tracked.unwritten.subList(0, Math.min(MAX_GROUP, tracked.unwritten.size())));
     tracked.writing = true;
     EventAppend append = new EventAppend(tracked.id, group.stream().map(Unwritten::event).toList());
-    Future<List<EventFrame>> frames = tracked.chainBeforeGroup().transform(v ->
+    Future<List<EventFrame>> frames = group.get(group.size() - 1).after().transform(v ->
         bus.<EventAppend.Stored>request(Addresses.STORE_EVENTS_APPEND, append).map(reply -> reply.body().frames()));
     frames.onComplete(ar -> {
       tracked.writing = false;
@@ -614,8 +614,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     });
   }
 
-  /** An event waiting to be written, and who waits for its stored frame. */
-  private record Unwritten(NewEvent event, Promise<EventFrame> promise) {}
+  /**
+   * An event waiting to be written, who waits for its stored frame, and the event stored through its own address
+   * (a re-queue, a verdict) that was accepted last before it, which is written first. Never one accepted after it:
+   * that one waits for this (it follows {@code chain}), and waiting for it here stalled both for good.
+   */
+  private record Unwritten(NewEvent event, Promise<EventFrame> promise, Future<Void> after) {}
 
   /** One submission this service is responsible for, from creation until its process is gone. */
   private static final class Tracked {
@@ -638,12 +642,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     final List<Unwritten> unwritten = new ArrayList<>();
     boolean writing;
     final WriteRetry retry;
-    /** Requeue writes go through {@link #chain}; grouped writes wait for the last of those. */
+    /** Requeue and verdict writes go through {@link #chain}; a grouped event waits for the last of those before it. */
     Future<Void> requeued = Future.succeededFuture();
-
-    Future<?> chainBeforeGroup() {
-      return requeued;
-    }
     /** Monotonic times: created (or taken over at a restart), entered its status, joined its queue. */
     final long createdAt = System.nanoTime();
     long enteredAt = createdAt;

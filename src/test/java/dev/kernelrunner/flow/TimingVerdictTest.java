@@ -63,6 +63,27 @@ class TimingVerdictTest {
   }
 
   @Test
+  void aVerdictThatComesRightBehindTheResultIsStoredWithIt() throws Exception {
+    // The worker posts both in one batch behind the test results: the verdict, stored through an address of its
+    // own, once waited for the result still queued in the submission's grouped writes, and those for it.
+    for (int i = 0; i < 3; i++) {
+      String id = service.submit(user, "// agent: ok\n// delay: 0\n// timing: verified\n// verdict-after: 0");
+      service.awaitFinished(id, WAIT);
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      JsonObject timing = null;
+      while (System.nanoTime() < deadline) {
+        timing = service.get("/api/submissions/" + id, user).json().getJsonObject("result")
+            .getJsonObject("verification").getJsonObject("timing");
+        if (!"pending".equals(timing.getString("status"))) {
+          break;
+        }
+        Thread.sleep(50);
+      }
+      assertEquals("verified", timing.getString("status"), timing.encode());
+    }
+  }
+
+  @Test
   void aClientThatComesWhileTheTimesAreCheckedStaysForTheVerdict() throws Exception {
     String id = service.submit(user, "// agent: ok\n// delay: 0.02\n// timing: verified");
     int benchmarkedSeq;
