@@ -129,15 +129,15 @@ class Output:
                 setattr(self, name, None)
 
 
-def verify_command(ncu, argv):
+def verify_command(ncu, argv, log_file=None):
     """Nsight Compute around the judge's calls: only the device time of each kernel in our per-test ranges, at the
     clocks the device runs at and with caches flushed (the oracle's settings, docs/benchmarks.md). Its figures go to
     its stdout (an Output) as the raw page's CSV when the run ends: no report to import with a second ncu (0.6-0.8 s
     on the H100, selftest/probes/ncu_live_csv.py). It takes no descriptor's path as a log file (the H100: "cannot be
-    used as the output log file")."""
+    used as the output log file"). ``log_file``: a file instead (the probes' way, outside any room)."""
     return [ncu, "--nvtx", "--nvtx-include", "regex:" + RANGE_PREFIX + ".*/", "--target-processes", "all",
             "--clock-control", "none", "--cache-control", "all", "--metrics", "gpu__time_duration.sum",
-            "--csv", "--page", "raw", "--print-units", "base", *argv]
+            "--csv", "--page", "raw", "--print-units", "base", *(["--log-file", log_file] if log_file else []), *argv]
 
 
 def read_verify_text(text):

@@ -17,7 +17,7 @@ target = [sys.executable, "-c", "import torch\nx = torch.randn(1000, 1000, devic
           "    torch.cuda.nvtx.range_pop()\ntorch.cuda.synchronize()\n"]
 base = os.path.join(OUT, "verify")
 live_log = os.path.join(OUT, "live.log")
-live = profiler.verify_command(ncu, live_log, target)  # the agent's command now: the CSV in the log
+live = profiler.verify_command(ncu, target, live_log)  # the agent's command now: the CSV in the log
 # The agent's command before: a report exported, then imported by a second ncu.
 exported = [a for a in live if a not in ("--csv", "--page", "raw", "--print-units", "base")]
 exported = [os.path.join(OUT, "export.log") if a == live_log else a for a in exported]

@@ -55,8 +55,8 @@ def neighbours(kind, count, ncu):
         elif kind == "cupti":
             argv = [sys.executable, "-c", NEIGHBOUR, "cupti"]
         elif kind == "under-ncu":
-            argv = profiler.verify_command(ncu, os.path.join(OUT, "neighbour-%d.log" % i),
-                                           [sys.executable, "-c", NEIGHBOUR])
+            argv = profiler.verify_command(ncu, [sys.executable, "-c", NEIGHBOUR],
+                                           os.path.join(OUT, "neighbour-%d.log" % i))
         else:
             argv = [sys.executable, "-c", CPU_ONLY]
         procs.append(subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
@@ -87,7 +87,7 @@ def stop(procs):
 
 def profiled_run(ncu):
     log = os.path.join(OUT, "log.csv")
-    argv = profiler.verify_command(ncu, log, [sys.executable, "-c", TARGET])
+    argv = profiler.verify_command(ncu, [sys.executable, "-c", TARGET], log)
     began = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     wall = time.monotonic() - began

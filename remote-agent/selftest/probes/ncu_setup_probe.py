@@ -36,7 +36,7 @@ print("TIMES " + json.dumps(times), flush=True)
 
 
 def variants(ncu, log):
-    base = profiler.verify_command(ncu, log, [sys.executable, "-c", TARGET])
+    base = profiler.verify_command(ncu, [sys.executable, "-c", TARGET], log)
     def option(flag, value):  # the agent's line with ``flag``'s value changed (None: the flag dropped)
         at = base.index(flag)
         return base[:at] + ([flag, value] if value is not None else []) + base[at + 2:]
@@ -61,7 +61,8 @@ def main():
         wall = time.monotonic() - began
         line = next((l for l in done.stdout.splitlines() if l.startswith("TIMES ")), None)
         times = json.loads(line[6:]) if line else None
-        tests = profiler.read_verify_log(os.path.join(OUT, "log.csv"))
+        with open(os.path.join(OUT, "log.csv")) as f:
+            tests = profiler.read_verify_text(f.read())
         ns = {k: [kern.get("duration_ms") for kern in v] for k, v in tests.items()}
         rows[name] = {"argv": argv[:-2], "wall_s": wall, "returncode": done.returncode,
                       "first_call_s": times[0] if times else None,
