@@ -105,9 +105,9 @@ class Layout:
     read_only: bool = True  # every other mount read-only
 
 
-def layout_for(work: str, extra_exposed=()) -> Layout:
+def layout_for(work: str) -> Layout:
     """A job's room: its work folder writable; the agent's code, the Python that runs it (and what it imports:
-    PyTorch), the timing gate's folder and ``extra_exposed`` readable."""
+    PyTorch) and the timing gate's folder readable."""
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     exposed = [package_root, sys.prefix, sys.base_prefix, sys.exec_prefix,
                os.path.dirname(os.path.realpath(sys.executable))]
@@ -115,7 +115,6 @@ def layout_for(work: str, extra_exposed=()) -> Layout:
     flag = os.environ.get("KR_TIMING_GATE")
     if flag:
         exposed.append(os.path.dirname(flag))
-    exposed += list(extra_exposed)
     covered = HIDDEN + SCRATCH  # anything else is in the room as it is, read-only
     exposed = [os.path.realpath(p) for p in exposed]
     return Layout(writable=(os.path.realpath(work),), exposed=tuple(_outermost(
