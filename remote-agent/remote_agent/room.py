@@ -38,7 +38,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from remote_agent import landlock, sandbox, seccomp
+from remote_agent import gate, landlock, sandbox, seccomp
 
 LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork (see seccomp.LIBC)
 
@@ -112,7 +112,7 @@ def layout_for(work: str) -> Layout:
     exposed = [package_root, sys.prefix, sys.base_prefix, sys.exec_prefix,
                os.path.dirname(os.path.realpath(sys.executable))]
     exposed += [p for p in sys.path if p and os.path.isdir(p)]
-    flag = os.environ.get("KR_TIMING_GATE")
+    flag = gate.path()
     if flag:
         exposed.append(os.path.dirname(flag))
     covered = HIDDEN + SCRATCH  # anything else is in the room as it is, read-only
