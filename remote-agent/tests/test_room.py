@@ -18,7 +18,7 @@ import time
 import unittest
 from unittest import mock
 
-from remote_agent import agent, catalog, compiler, events, gpu_worker, payload, room, sandbox
+from remote_agent import agent, catalog, compiler, events, gpu_worker, payload, profiler, room, sandbox
 
 WITHOUT = tuple(part for part in os.environ.get("KR_ROOM_WITHOUT", "").split(",") if part)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -213,6 +213,36 @@ class AttackTest(RoomTest):
             shutil.rmtree(os.path.join(workspace.work, agent.BUILD))  # as a new job's, for the next try
             os.makedirs(os.path.join(workspace.work, agent.BUILD))
             sandbox.hand_over(os.path.join(workspace.work, agent.BUILD))
+
+    def test_what_the_job_wrote_is_never_read_through_a_link(self):
+        """The agent (root) reads files the job's user could write: the library, profile reports. A link there to
+        a file only the agent may read would have it copy that file to the job, or into the events."""
+        secret = tempfile.NamedTemporaryFile("w", delete=False, dir="/var/tmp")
+        self.addCleanup(os.unlink, secret.name)
+        secret.write(SECRET)
+        secret.close()
+        os.chmod(secret.name, 0o600)
+
+        class Linker(compiler.Toolchain):  # a "compiler" that leaves a link where the library should be
+            def command(self, language, source, output, libraries=()):
+                return [PYTHON, "-c", "import os; os.symlink(%r, %r)" % (secret.name, output)]
+
+        workspace = self.job()
+        out = io.StringIO()
+        runner = agent.Agent(events.Emitter(KEY, out), workspace=workspace)
+        runner.began = time.monotonic()
+        job = payload.parse(json.dumps({"submission_id": "s", "problem": "leaky-relu", "language": "cuda",
+                                        "dtype": "float32", "code": 'extern "C" void solution() {}', "mode": "check"
+                                        }).encode())
+        library, _ = runner.compile(job, catalog.load("leaky-relu"), Linker("gcc", "g++", "x", "native"),
+                                    workspace.work)
+        sent = [events.decode(line, KEY) for line in out.getvalue().splitlines()]
+        self.assertIsNone(library)
+        self.assertIn("the build left no library", sent[-1]["details"])
+        self.assertNotIn(SECRET, out.getvalue())
+        report = os.path.join(workspace.work, agent.PROFILER, "profile.ncu-rep")
+        os.symlink(secret.name, report)
+        self.assertEqual([], profiler.report_pieces(report), "no report read through a link")
 
     def test_the_agents_and_the_workers_memory_and_environment_are_out_of_reach(self):
         worker = subprocess.Popen([PYTHON, "-c", "import time; secret = %r; time.sleep(60)" % SECRET], cwd="/",
