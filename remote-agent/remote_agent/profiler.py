@@ -79,10 +79,11 @@ class Output:
     """What Nsight Compute prints (its figures as CSV, on its stdout): a pipe made by the agent before the profiler
     starts and read by the agent alone, so that the verdict never lies where a process of the job's room could
     write it. The worker under the profiler inherits the profiler's stdout; it speaks on a pipe of its own instead
-    (worker.PROTOCOL_FD, ``protocol``) and drops every copy of this one before the solution's library is loaded
+    (``PROTOCOL_FD``) and drops every copy of this one before the solution's library is loaded
     (``VARIABLE`` names it). No other process of the room can reach the profiler's (Landlock: landlock.py)."""
 
-    VARIABLE = "KR_PROFILER_PIPE"
+    VARIABLE = "KR_PROFILER_PIPE"  # the profiler's output, which the worker under it must not keep
+    PROTOCOL_FD = "KR_PROTOCOL_FD"  # the descriptor the worker under it speaks on instead of its stdout
 
     def __init__(self):
         self.read_fd, self.write_fd = os.pipe()
@@ -101,8 +102,7 @@ class Output:
 
     def environment(self, env):
         """The worker's environment under the profiler: where it speaks, and the pipe it must not keep."""
-        from remote_agent import worker  # noqa: the worker imports this module
-        return dict(env, **{self.VARIABLE: str(self.inode), worker.PROTOCOL_FD: str(self.protocol_write)})
+        return dict(env, **{self.VARIABLE: str(self.inode), self.PROTOCOL_FD: str(self.protocol_write)})
 
     def started(self, process):
         """The profiler has its copies: the agent's go (so that each pipe ends when the profiler does), and the

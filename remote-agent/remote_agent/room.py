@@ -38,7 +38,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from remote_agent import gate, landlock, sandbox, seccomp
+from remote_agent import gate, landlock, sandbox, seccomp, verification
 
 LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork (see seccomp.LIBC)
 
@@ -121,6 +121,11 @@ def layout_for(work: str) -> Layout:
         p for p in exposed if any(p.startswith(c + "/") for c in covered))))
 
 
+def scratch(folders=SCRATCH) -> list[str]:
+    """The room's fresh temporary folders that this machine has."""
+    return [p for p in folders if os.path.isdir(p)]
+
+
 def _outermost(paths) -> list[str]:
     """The paths that are not beneath another of them, shallowest first."""
     kept = []
@@ -181,7 +186,7 @@ class Room:
         line = keeper.stdout.readline().strip()
         if line != READY:
             error = keeper.stderr.read() if keeper.poll() is not None or _ended(keeper, 5) else ""
-            _kill_group(keeper)
+            verification._kill(keeper)
             raise OSError("the room's keeper did not start: %s" % (line or error.strip().splitlines()[-1:] or "?"))
         names = (["user"] if user_namespace else []) + [name for _, _, name in NAMESPACES]
         kinds = ([CLONE_NEWUSER] if user_namespace else []) + [flag for _, flag, _ in NAMESPACES]
@@ -220,14 +225,14 @@ class Room:
             os.close(fd)
         self.ns_fds = []
         if self.keeper is not None:
-            _kill_group(self.keeper)
+            verification._kill(self.keeper)
             self.keeper = None
 
     # ---- starting a process into it
 
     def writable(self, own=()) -> list[str]:
         """What a process of the room may write: the fresh temporary folders and its own ``own`` folders."""
-        return [p for p in self.layout.scratch if os.path.isdir(p)] + list(own)
+        return scratch(self.layout.scratch) + list(own)
 
     def preexec(self, role: str, cwd: str, own=(), nice: int = 0):
         """The ``preexec_fn`` that starts a process into the room, in ``cwd``, writing only beneath ``own``
@@ -275,17 +280,6 @@ def _ended(process, seconds) -> bool:
         return True
     except subprocess.TimeoutExpired:
         return False
-
-
-def _kill_group(process) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    process.wait()
-    for stream in (process.stdin, process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
 
 
 def _limits() -> None:

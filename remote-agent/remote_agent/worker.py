@@ -27,15 +27,13 @@ def send(event, **fields):
     _protocol.flush()
 
 
-PROTOCOL_FD = "KR_PROTOCOL_FD"  # under the profiler: the descriptor to speak on (the profiler's stdout is its own)
-
-
 def _redirect_stdout():
-    """The protocol goes to the original stdout (or, under the profiler, to the descriptor PROTOCOL_FD names: the
-    process's stdout is then the profiler's output, which the agent reads its figures from); fd 1 is pointed at
-    stderr before any user code is loaded, so whatever the user prints goes to the log."""
+    """The protocol goes to the original stdout (or, under the profiler, to the descriptor that
+    profiler.Output.PROTOCOL_FD names: the process's stdout is then the profiler's output, which the agent reads its
+    figures from); fd 1 is pointed at stderr before any user code is loaded, so whatever the user prints goes to
+    the log."""
     global _protocol
-    named = os.environ.get(PROTOCOL_FD)
+    named = os.environ.get(profiler.Output.PROTOCOL_FD)
     saved = int(named) if named else os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -579,7 +577,7 @@ def confine_self():
                 continue
     if landlock.abi():
         room.LIBC.prctl(room.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        landlock.restrict(writable=[p for p in room.SCRATCH if os.path.isdir(p)] + [os.environ.get("HOME", "/tmp")])
+        landlock.restrict(writable=room.scratch() + [os.environ.get("HOME", "/tmp")])
 
 
 def main(argv):
