@@ -72,8 +72,6 @@ public final class Addresses {
   public static final String STORE_TOKEN_LIST = "store.token.list";
   /** {@code {id}} (404 unless live), or {@code {user_id, role}}: every live token of that user and role. */
   public static final String STORE_TOKEN_REVOKE = "store.token.revoke";
-  /** Published by the store after any revocation (an admin's, or the service's own for its workers). */
-  public static final String TOKENS_REVOKED = "tokens.revoked";
   public static final String STORE_TOKEN_BOOTSTRAP_ADMIN = "store.token.bootstrap_admin";
 
   private static final String EVENTS_PREFIX = "submissions.events.";

@@ -3,6 +3,7 @@ package dev.kernelrunner.http;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
+import dev.kernelrunner.bus.Revocations;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.model.EventType;
@@ -45,9 +46,10 @@ public class HttpVerticle extends VerticleBase {
   private static final Pattern TOKEN_ID = Pattern.compile("[0-9a-f]{16}");
   private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
 
-  private final TokenCache tokens = new TokenCache(System::nanoTime);
   /** How long after the start a local GPU type may still be without its worker before readiness says so. */
   private static final Duration LOCAL_WORKERS_GRACE = Duration.ofSeconds(15);
+
+  private TokenCache tokens;
   /** Open SSE streams per user (a stream counts from its opening until it ends). */
   private final Map<String, Integer> streamsByUser = new java.util.HashMap<>();
 
@@ -78,8 +80,8 @@ public class HttpVerticle extends VerticleBase {
   public Future<?> start() {
     started = System.nanoTime();
     bus = vertx.eventBus();
-    // A token revoked anywhere (the service revokes its own workers' tokens too) is refused at once.
-    bus.consumer(Addresses.TOKENS_REVOKED, message -> tokens.clear());
+    // A token revoked by this instance (an admin, or the service for its own workers) is refused at once.
+    tokens = new TokenCache(System::nanoTime, new Revocations(vertx)::seen);
     return vertx.executeBlocking(() -> {
           try (var in = HttpVerticle.class.getClassLoader().getResourceAsStream("openapi.json")) {
             openApi = io.vertx.core.buffer.Buffer.buffer(in.readAllBytes());
@@ -299,6 +301,7 @@ public class HttpVerticle extends VerticleBase {
       return;
     }
     String presented = token;
+    long revocations = tokens.revocations();
     // The body is not read until the token is known (the body handler comes after): hold it meanwhile.
     HttpServerRequest request = ctx.request();
     boolean paused = !request.isEnded();
@@ -307,7 +310,7 @@ public class HttpVerticle extends VerticleBase {
     }
     Bus.request(bus, Addresses.STORE_TOKEN_LOOKUP, new JsonObject().put("token", token)).onSuccess(user -> {
       Principal principal = new Principal(user.getString("user_id"), Principal.Role.of(user.getString("role")));
-      tokens.put(presented, principal);
+      tokens.put(presented, principal, revocations);
       ctx.put(PRINCIPAL, principal);
       ctx.next();
       if (paused) {
@@ -315,7 +318,7 @@ public class HttpVerticle extends VerticleBase {
       }
     }).onFailure(error -> {
       if (dev.kernelrunner.bus.Failures.code(error) == 404) {
-        tokens.putUnknown(presented);
+        tokens.putUnknown(presented, revocations);
         ApiError.send(ctx, 401, "unauthorized", "unknown token");
       } else {
         ApiError.fromFailure(ctx, error);
@@ -686,7 +689,6 @@ public class HttpVerticle extends VerticleBase {
       return;
     }
     Bus.request(bus, Addresses.STORE_TOKEN_REVOKE, new JsonObject().put("id", id)).onSuccess(reply -> {
-      tokens.clear();
       log.info("token {} of {} revoked by {}", id, reply.getString("user_id"), principal(ctx).userId());
       ctx.response().setStatusCode(204).end();
     }).onFailure(error -> ApiError.fromFailure(ctx, error));

@@ -4,6 +4,7 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.bus.Failures.CodedException;
+import dev.kernelrunner.bus.Revocations;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
@@ -294,9 +295,9 @@ public class ResultStoreVerticle extends VerticleBase {
         : Future.succeededFuture(revoked(new JsonObject().put("user_id", rows.iterator().next().getString("user_id")))));
   }
 
-  /** Whoever revoked, the HTTP edge's cache of known tokens forgets them now. */
+  /** Whoever revoked, the HTTP edge's cache of known tokens holds none of them from now on. */
   private JsonObject revoked(JsonObject reply) {
-    vertx.eventBus().publish(Addresses.TOKENS_REVOKED, new JsonObject());
+    new Revocations(vertx).count();
     return reply;
   }
 
