@@ -192,7 +192,11 @@ class TerminalClientTest {
 
   @Test
   void ctrlCAsksTheServiceToCancel() throws Exception {
-    List<String> argv = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+    // A user's terminal gives the client Ctrl-C's default disposition; a test run in a background job (a shell
+    // without job control starts those with SIGINT ignored, which a child inherits and the JVM then keeps) does
+    // not: the client starts with the default whatever this process inherited (GNU env, coreutils 8.31+).
+    List<String> argv = List.of("env", "--default-signal=INT",
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
         System.getProperty("java.class.path"), dev.kernelrunner.Main.class.getName(), "submit",
         source("hang.cu", "// agent: hang"), "--problem", "leaky-relu", "--gpu", "local");
     ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true);
