@@ -34,6 +34,11 @@ public class FleetManagerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(FleetManagerVerticle.class);
   /** How old the server check may be before a health request refreshes it. */
   private static final Duration SERVER_CHECK_MAX_AGE = Duration.ofSeconds(30);
+  /**
+   * A server found unusable is asked again sooner: while it is, submissions for its GPU types are refused, and one
+   * put right (a token fixed, an upgrade) should take them again within seconds, not half a minute.
+   */
+  private static final Duration DOWN_CHECK_MAX_AGE = Duration.ofSeconds(2);
   /** How old a fleet's state may be before a listing asks dstack again. */
   private static final Duration FLEET_MAX_AGE = Duration.ofSeconds(15);
   /** How often known fleets are looked at again in the background. */
@@ -211,8 +216,9 @@ public class FleetManagerVerticle extends VerticleBase {
     if (fleets.isEmpty()) {
       return Future.succeededFuture(new JsonObject().put("dstack", new JsonObject().put("status", "NOT_USED")));
     }
-    Future<JsonObject> serverState = Duration.between(serverCheckedAt, Instant.now())
-        .compareTo(SERVER_CHECK_MAX_AGE) > 0 ? checkServer() : Future.succeededFuture(serverHealth);
+    Duration maxAge = "UP".equals(serverHealth.getString("status")) ? SERVER_CHECK_MAX_AGE : DOWN_CHECK_MAX_AGE;
+    Future<JsonObject> serverState = Duration.between(serverCheckedAt, Instant.now()).compareTo(maxAge) > 0
+        ? checkServer() : Future.succeededFuture(serverHealth);
     return serverState.transform(ar -> {
       JsonObject fleetStates = new JsonObject();
       fleets.values().forEach(fleet -> fleetStates.put(fleet.name, new JsonObject()

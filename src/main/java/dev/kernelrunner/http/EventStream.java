@@ -133,8 +133,7 @@ final class EventStream {
       log.info("stream of {} cannot keep up: disconnecting it at seq {}", submissionId, lastSeq);
       meters.droppedSlow.increment();
       close();
-      // The socket goes too, with what is queued for it: a reset alone left both behind.
-      request.connection().close();
+      abort();
       return;
     }
     write(frame.seq(), frame.type(), frame.type().endsStream(frame.fields(), mode), frame::sse);
@@ -145,7 +144,13 @@ final class EventStream {
    * {@code ends}: the stream ends with it.
    */
   private void write(int seq, EventType type, boolean ends, Supplier<String> text) {
-    if (closed || seq <= lastSeq) {
+    if (closed) {
+      return;
+    }
+    if (seq <= lastSeq) {
+      if (ends) {
+        end(); // the client has it already (or said so: a Last-Event-ID past the end): the stream ends with it
+      }
       return;
     }
     lastSeq = seq;
@@ -157,6 +162,21 @@ final class EventStream {
     awaitingVerdict = type.isTerminal(mode) && !ends; // a BENCHMARKED whose times are being cross-checked
     if (ends) {
       end();
+    }
+  }
+
+  /**
+   * Closes the socket now, with what is queued for it. Vert.x's own close is graceful (it writes an empty buffer and
+   * closes once everything before it is flushed: VertxConnection.writeClose), which for a client too slow to read
+   * kept the socket and megabytes of events until the idle timeout, and so did the channel's close, which passes
+   * through Vert.x's handler on its way. Closed from the pipeline's first handler, the close reaches Netty's head
+   * at once and drops the queue. The connection class is Vert.x's internal one; any other closes the graceful way.
+   */
+  private void abort() {
+    if (request.connection() instanceof io.vertx.core.net.impl.ConnectionBase connection) {
+      connection.channel().pipeline().firstContext().close();
+    } else {
+      request.connection().close();
     }
   }
 

@@ -379,6 +379,36 @@ public class HttpVerticle extends VerticleBase {
       return;
     }
     NewSubmission request = checked.submission(principal(ctx).userId(), stream);
+    cannotRun(gpuTypes.get(request.gpuType())).onSuccess(why -> {
+      if (why != null) {
+        // Nothing could run it: refused now, not accepted to end in ERROR later.
+        ctx.response().putHeader("Retry-After", "60");
+        ApiError.send(ctx, 503, new JsonObject().put("error", "gpu_type_unavailable").put("message", why)
+            .put("details", new JsonArray().add(ApiError.field("gpu_type", request.gpuType() + " cannot run now: "
+                + why))));
+      } else {
+        create(ctx, request, stream);
+      }
+    });
+  }
+
+  /**
+   * Why nothing can run work of {@code type} now, or null: a dstack type while dstack is not configured or not
+   * usable (the fleet manager's server check, cached). A worker type with no worker connected can: its work
+   * waits in line for the workers the operator configured it for.
+   */
+  private Future<String> cannotRun(AppConfig.GpuType type) {
+    if (type == null || !AppConfig.DSTACK_BACKEND.equals(type.backend())) {
+      return Future.succeededFuture(null);
+    }
+    return Bus.request(bus, Addresses.FLEET_HEALTH, new JsonObject(), Duration.ofSeconds(10))
+        .map(health -> health.getJsonObject("dstack", new JsonObject()))
+        .otherwise(e -> new JsonObject().put("status", "UNKNOWN").put("error", e.getMessage()))
+        .map(health -> "UP".equals(health.getString("status")) ? null : "dstack is "
+            + health.getString("status", "DOWN") + ": " + health.getString("error", "the dstack server is not usable"));
+  }
+
+  private void create(RoutingContext ctx, NewSubmission request, boolean stream) {
     Bus.request(bus, Addresses.SUBMISSIONS_CREATE, request.toJson(), CREATE_TIMEOUT).onSuccess(created -> {
       String id = created.getString("id");
       if (stream) {
@@ -542,6 +572,12 @@ public class HttpVerticle extends VerticleBase {
       // A result whose times are still being cross-checked has one more event to come (VERIFIED).
       boolean finished = submission.getString("finished_at") != null
           && !EventType.timingPending(submission.getJsonObject("result"));
+      if (finished && afterSeq >= submission.getInteger("last_seq", 0)) {
+        // Nothing more will ever come: 204 is how the SSE standard tells a client to stop reconnecting (a 200
+        // that closes at once has a standard EventSource reconnect for ever).
+        ctx.response().setStatusCode(204).putHeader("Cache-Control", "no-cache").end();
+        return;
+      }
       openStream(ctx, submission.getString("id"), mode, afterSeq, submission.getBoolean("cancel_on_disconnect", false),
           finished);
     });
@@ -701,8 +737,9 @@ public class HttpVerticle extends VerticleBase {
   }
 
   /**
-   * Each GPU type with its queue; {@code available}: a submission would start now. A dstack type is not
-   * available while the dstack server is unusable ({@code unavailable_reason} says why), whatever its slots.
+   * Each GPU type with its queue; {@code available}: a submission would start now; {@code accepting}: one would be
+   * taken at all. A dstack type takes none while the dstack server is not configured or not usable, a worker type
+   * with no worker connected queues them ({@code unavailable_reason} says which, and why).
    */
   private void listGpuTypes(RoutingContext ctx) {
     boolean anyDstack = gpuTypes.values().stream().anyMatch(t -> AppConfig.DSTACK_BACKEND.equals(t.backend()));
@@ -721,10 +758,13 @@ public class HttpVerticle extends VerticleBase {
             .put("queued", state.getInteger("queued", 0));
         if (AppConfig.DSTACK_BACKEND.equals(type.backend()) && !"UP".equals(health.getString("status"))) {
           String why = health.getString("error", health.getString("message", "the dstack server is not usable"));
-          entry.put("available", false).put("unavailable_reason", "dstack is " + health.getString("status", "DOWN")
-              + ": " + why);
+          entry.put("available", false).put("accepting", false).put("unavailable_reason", "dstack is "
+              + health.getString("status", "DOWN") + ": " + why);
+        } else if (capacity == 0 && AppConfig.WORKER_BACKEND.equals(type.backend())) {
+          entry.put("available", false).put("accepting", true).put("unavailable_reason",
+              "no worker is connected: submissions wait in line until one is");
         } else {
-          entry.put("available", free);
+          entry.put("available", free).put("accepting", true);
         }
         types.add(entry);
       });

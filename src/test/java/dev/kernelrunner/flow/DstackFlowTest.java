@@ -302,12 +302,12 @@ class DstackFlowTest {
 
   @Test
   void refusalsAreClearErrors(Vertx vertx) throws Exception {
-    // A wrong token: the health check names it and the submission says it.
+    // A wrong token: the health check names it, and a submission is refused saying it.
     try (FakeDstack fake = FakeDstack.start(new JsonObject().put("token", "another"));
          TestService service = start(vertx, fake, Map.of())) {
-      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
-      assertEquals("ERROR", done.getString("status"));
-      assertTrue(message(done).contains("Invalid token"), done.encode());
+      Response refused = service.post("/api/submissions", service.userToken("ada"), mi300x("// agent: ok").encode());
+      assertEquals(503, refused.status(), refused.body());
+      assertTrue(refused.json().getString("message").contains("Invalid token"), refused.body());
       Response ready = service.get("/health/ready", null);
       assertEquals("DEGRADED", ready.json().getString("status"), ready.body());
       assertTrue(ready.json().getJsonObject("checks").getJsonObject("dstack").getString("error")
@@ -316,9 +316,11 @@ class DstackFlowTest {
     // A server too old for this client; then one older than our client version: we speak its version.
     try (FakeDstack fake = FakeDstack.start(new JsonObject().put("server_version", "0.19.10"));
          TestService service = start(vertx, fake, Map.of())) {
-      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
-      assertTrue(message(done).contains("needs 0.19.27"), done.encode());
+      Response tooOld = service.post("/api/submissions", service.userToken("ada"), mi300x("// agent: ok").encode());
+      assertEquals(503, tooOld.status(), tooOld.body());
+      assertTrue(tooOld.json().getString("message").contains("needs 0.19.27"), tooOld.body());
       fake.configure(new JsonObject().put("server_version", "0.19.40"));
+      Thread.sleep(2100); // a server found unusable is asked again after 2 s
       String id = submit(service, service.userToken("bob"), "// agent: ok");
       assertEquals("BENCHMARKED", service.awaitFinished(id, WAIT).getString("status"));
       assertApiVersions(fake, "0.19.40");
@@ -360,12 +362,13 @@ class DstackFlowTest {
   }
 
   @Test
-  void withoutDstackConfiguredMi300xSubmissionsEndInAClearErrorAndLocalOnesRun(Vertx vertx) throws Exception {
+  void withoutDstackConfiguredMi300xSubmissionsAreRefusedWithTheReasonAndLocalOnesRun(Vertx vertx) throws Exception {
     Path home = Files.createTempDirectory("no-dstack-home");
     try (TestService service = TestService.start(vertx, Map.of("HOME", home.toString()))) {
-      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
-      assertEquals("ERROR", done.getString("status"));
-      assertTrue(done.encode().contains("DSTACK_SERVER_URL"), done.encode());
+      Response refused = service.post("/api/submissions", service.userToken("ada"), mi300x("// agent: ok").encode());
+      assertEquals(503, refused.status(), "offered nowhere, taken by nothing: " + refused.body());
+      assertTrue(refused.body().contains("DSTACK_SERVER_URL"), refused.body());
+      assertEquals("gpu_type", refused.json().getJsonArray("details").getJsonObject(0).getString("field"));
       Response ready = service.get("/health/ready", null);
       assertEquals("DEGRADED", ready.json().getString("status"), ready.body());
       assertEquals("BENCHMARKED", service.awaitFinished(service.submit(service.userToken("bob"), "// agent: ok"),

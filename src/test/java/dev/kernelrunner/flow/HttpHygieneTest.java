@@ -199,9 +199,14 @@ class HttpHygieneTest {
     String done = service.submit(token, "// agent: ok");
     service.awaitFinished(done, WAIT);
     try (SseClient past = service.events(done, token, Map.of("Last-Event-ID", "999"))) {
-      assertEquals(200, past.status());
-      assertTrue(past.untilEnd(Duration.ofSeconds(5)).isEmpty());
-      assertTrue(past.ended(), "nothing after 999, and the submission has ended: so does the stream");
+      assertEquals(204, past.status(), "nothing after 999, and the submission has ended: the standard's 'stop'");
+    }
+    // Past the end of one still running: the stream ends when the submission does, not at the idle timeout.
+    String later = service.submit(token, "// agent: ok\n// delay: 0.3");
+    try (SseClient ahead = service.events(later, token, Map.of("Last-Event-ID", "999"))) {
+      assertEquals(200, ahead.status());
+      assertTrue(ahead.untilEnd(WAIT).isEmpty(), "no event after 999");
+      assertTrue(ahead.ended(), "it ended with the submission");
     }
   }
 
@@ -316,7 +321,18 @@ class HttpHygieneTest {
     JsonObject mi300x = types.stream().map(JsonObject.class::cast).filter(t -> "MI300X".equals(t.getString("name")))
         .findFirst().orElseThrow();
     assertFalse(mi300x.getBoolean("available"), mi300x.encode());
+    assertFalse(mi300x.getBoolean("accepting"), mi300x.encode());
     assertTrue(mi300x.getString("unavailable_reason").startsWith("dstack is"), mi300x.encode());
+    // Refused at once (not accepted to end in ERROR later), naming the type and why.
+    TestService.Response refused = service.post("/api/submissions", service.userToken("ola"),
+        TestService.submission("// agent: ok", "benchmark").put("gpu_type", "MI300X").encode());
+    assertEquals(503, refused.status(), refused.body());
+    assertEquals("gpu_type_unavailable", refused.json().getString("error"));
+    JsonObject detail = refused.json().getJsonArray("details").getJsonObject(0);
+    assertEquals("gpu_type", detail.getString("field"));
+    assertTrue(detail.getString("message").startsWith("MI300X cannot run now: dstack is"), detail.encode());
+    assertEquals(0, service.get("/api/submissions", service.userToken("ola")).json().getJsonArray("submissions")
+        .size(), "nothing was created");
     JsonObject local = types.stream().map(JsonObject.class::cast).filter(t -> "local".equals(t.getString("name")))
         .findFirst().orElseThrow();
     assertNull(local.getString("unavailable_reason"));

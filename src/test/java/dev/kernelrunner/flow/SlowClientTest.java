@@ -98,6 +98,66 @@ class SlowClientTest {
     }
   }
 
+  /**
+   * A client dropped as too slow loses its socket at once, with what was queued for it: here more than the kernel's
+   * buffers can take (16 MiB may be queued), which a graceful close would have sent first, keeping the socket
+   * (and the queue) until the idle timeout since this client reads nothing.
+   */
+  @Test
+  void aDroppedClientsSocketIsClosedAtOnceWithWhatWasQueuedForIt() throws Exception {
+    // A Vert.x of its own: two services on one event bus would answer each other's requests.
+    Vertx vertx = Vertx.vertx();
+    try (TestService big = TestService.start(vertx, Map.of("SSE_MAX_PENDING_BYTES", String.valueOf(16 << 20)))) {
+      String token = big.userToken("sloane");
+      String id = big.submit(token, "// agent: flood\n// events: 8000\n// size: 4000");
+      try (Socket slow = new Socket()) {
+        slow.setReceiveBufferSize(4096);
+        slow.connect(new InetSocketAddress("127.0.0.1", big.port()));
+        slow.getOutputStream().write(("GET /api/submissions/" + id + "/events HTTP/1.1\r\nHost: localhost\r\n"
+            + "Authorization: Bearer " + token + "\r\nAccept: text/event-stream\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII));
+        slow.getOutputStream().flush();
+        big.awaitFinished(id, Duration.ofSeconds(60));
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (big.metricSum("kernel_runner_sse_streams_dropped_total{reason=\"slow_client\"") < 1) {
+          assertTrue(System.nanoTime() < deadline, "the slow client was dropped");
+          Thread.sleep(100);
+        }
+        assertTrue(serverSideClosed(big.port(), slow.getLocalPort(), Duration.ofSeconds(5)),
+            "the server closed its end while the client still read nothing");
+      }
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * Whether the server's end of the connection from {@code clientPort} left the ESTABLISHED state within
+   * {@code wait} (Linux's /proc/net/tcp and tcp6: local address:port, remote address:port, state; 01 = ESTABLISHED). False
+   * too if that socket is not listed at all (nothing to tell).
+   */
+  private static boolean serverSideClosed(int serverPort, int clientPort, Duration wait) throws Exception {
+    long deadline = System.nanoTime() + wait.toNanos();
+    String local = String.format(":%04X", serverPort);
+    String remote = String.format(":%04X", clientPort);
+    while (true) {
+      List<String> lines = new java.util.ArrayList<>();
+      for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) { // Java's sockets may be IPv6, v4-mapped
+        lines.addAll(java.nio.file.Files.readAllLines(java.nio.file.Path.of(table)));
+      }
+      List<String> states = lines.stream().map(line -> line.trim().split(" +"))
+          .filter(f -> f.length > 3 && f[1].endsWith(local) && f[2].endsWith(remote)).map(f -> f[3]).toList();
+      if (!states.isEmpty() && !states.contains("01")) {
+        return true;
+      }
+      if (System.nanoTime() > deadline) {
+        System.err.println("the server's end from port " + clientPort + ": " + states);
+        return false;
+      }
+      Thread.sleep(100);
+    }
+  }
+
   /** Everything the socket still delivers until the server's reset or close. */
   private static String readUntilClosed(InputStream in) throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
