@@ -272,6 +272,24 @@ await scenario("history", async (page) => {
     .waitFor({ timeout: WAIT });
 });
 
+await scenario("looking-elsewhere-never-cancels-a-run", async (page) => {
+  // The page asks to cancel its runs when it is gone (cancel_on_disconnect); switching views is not leaving.
+  await signIn(page, userToken);
+  const id = await submitCode(page, "// agent: ok\n// delay: 1.5\n");
+  await page.getByRole("button", { name: "History" }).click();
+  const rows = page.locator("#history-table tbody tr");
+  await rows.nth(1).waitFor({ timeout: WAIT });
+  await rows.nth(1).getByRole("button", { name: /Open/ }).click(); // another submission, in the run's view
+  await page.locator("#run").waitFor({ state: "visible", timeout: WAIT });
+  await page.waitForTimeout(7000); // past the service's disconnect grace (5 s here)
+  let status = "";
+  for (let i = 0; i < 100 && !["BENCHMARKED", "CANCELLED"].includes(status); i++) {
+    status = (await api("/api/submissions/" + id, userToken)).status;
+    await page.waitForTimeout(300);
+  }
+  assert.equal(status, "BENCHMARKED", "the run its author looked away from went on to its end");
+});
+
 await scenario("leaderboard-comparison-and-moderation", async (page) => {
   await signIn(page, userToken);
   const slow = await submitCode(page, "// agent: ok\n// timing: verified\n// runtime: 0.5\n");

@@ -124,8 +124,18 @@ async function loadCatalog() {
   const problem = $("problem");
   problem.replaceChildren(...state.problems.map((p) => el("option", {value: p.slug}, p.title)));
   const gpu = $("gpu-type");
-  gpu.replaceChildren(...state.gpuTypes.map((t) => el("option", {value: t.name},
-    t.name + " (" + t.backend + (t.available ? ", free now" : ", " + t.queued + " queued") + ")")));
+  // A type that takes nothing now is shown, disabled, with the reason; one whose work waits for a worker says so.
+  gpu.replaceChildren(...state.gpuTypes.map((t) => {
+    const option = el("option", {value: t.name}, t.name + " (" + t.backend + (t.accepting === false
+      ? ", unavailable: " + t.unavailable_reason : t.available ? ", free now" : t.unavailable_reason
+        ? ", " + t.unavailable_reason : ", " + t.queued + " queued") + ")");
+    option.disabled = t.accepting === false;
+    return option;
+  }));
+  const usable = [...gpu.options].find((o) => !o.disabled);
+  if (usable && gpu.selectedOptions[0] && gpu.selectedOptions[0].disabled) {
+    gpu.value = usable.value;
+  }
   const draft = JSON.parse(localStorage.getItem(DRAFT_KEY) || "null");
   if (draft) {
     for (const field of ["problem", "language", "gpu-type", "mode"]) {
@@ -254,10 +264,23 @@ async function submit(event) {
 
 // ---- following a submission
 
+// Runs their author looked away from (another submission, the history, a leaderboard entry) keep their streams
+// until they end: a run is cancelled when its page is gone (cancel_on_disconnect), never when its view is.
+const watched = new Map();
+
 async function follow(id) {
-  if (state.run && state.run.source) {
-    state.run.source.close();
-    clearInterval(state.run.ticker);
+  const previous = state.run;
+  if (previous && previous.source) {
+    clearInterval(previous.ticker);
+    if (previous.finished || previous.id === id) {
+      previous.source.close();
+    } else {
+      watched.set(previous.id, previous);
+    }
+  }
+  if (watched.has(id)) {
+    watched.get(id).source.close(); // followed again in the view: its new stream takes over
+    watched.delete(id);
   }
   const run = {id, lastSeq: 0, source: null, ticker: null, provisioningSince: null, backend: null,
     rows: new Map(), finished: false, mode: "benchmark"};
@@ -287,8 +310,7 @@ async function follow(id) {
   }
 }
 
-function connect() {
-  const run = state.run;
+function connect(run = state.run) {
   // The first connection replays everything after lastSeq; the browser's own reconnects send Last-Event-ID.
   const url = "/api/submissions/" + encodeURIComponent(run.id) + "/events?access_token="
     + encodeURIComponent(state.token) + "&last_event_id=" + run.lastSeq;
@@ -298,13 +320,13 @@ function connect() {
     source.addEventListener(type, (message) => onFrame(run, JSON.parse(message.data)));
   }
   source.onerror = () => {
-    if (run !== state.run || run.finished) {
+    if (run.finished || (run !== state.run && !watched.has(run.id))) {
       source.close();
       return;
     }
     if (source.readyState === EventSource.CLOSED) {
       // The server ended the stream early (a slow client is cut off): come back where we were.
-      setTimeout(() => { if (run === state.run && !run.finished) { connect(); } }, 1000);
+      setTimeout(() => { if ((run === state.run || watched.has(run.id)) && !run.finished) { connect(run); } }, 1000);
     }
   };
 }
@@ -359,8 +381,17 @@ function activate(phase) {
 }
 
 function onFrame(run, frame) {
-  if (run !== state.run || frame.seq <= run.lastSeq) {
-    return;  // another submission's, or already shown (a replay after a reconnect)
+  if (run !== state.run) {
+    const pending = frame.status === "BENCHMARKED" && ((frame.verification || {}).timing || {}).status === "pending";
+    if (frame.status === "VERIFIED" || (TERMINAL.has(frame.status) && !pending)) {
+      run.finished = true; // a run out of view has ended: its stream is no longer needed to keep it
+      run.source.close();
+      watched.delete(run.id);
+    }
+    return;
+  }
+  if (frame.seq <= run.lastSeq) {
+    return;  // already shown (a replay after a reconnect)
   }
   run.lastSeq = frame.seq;
   const type = frame.status;
