@@ -415,25 +415,21 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     if (type == EventType.BENCHMARKED) {
       tracked.timingPending = EventType.timingPending(fields);
     }
-    Future<EventFrame> stored;
-    if (storeAddress != null) {
-      JsonObject append = new JsonObject().put("submission_id", tracked.id).put("type", type.name())
-          .put("fields", fields).put("terminal", terminal);
-      stored = tracked.chain.transform(ignored -> Bus.request(bus, storeAddress, append)).map(EventFrame::fromJson);
-      tracked.requeued = stored.mapEmpty();
-    } else {
-      JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED || type == EventType.PROFILED
-          ? fields : null;
-      JsonObject errorRow = !type.isError() ? null : new JsonObject().put("type", type.name())
-          .put("message", fields.getValue("message")).put("details", fields.getValue("details"));
-      boolean cancelled = type == EventType.CANCELLED;
-      NewEvent event = new NewEvent(type, fields, payload, terminal, result, errorRow,
-          cancelled ? tracked.cancelledBy : null, cancelled ? tracked.cancelReason : null);
-      Promise<EventFrame> promise = Promise.promise();
-      tracked.unwritten.add(new Unwritten(event, promise, tracked.requeued));
-      writeEvents(tracked);
-      stored = promise.future();
-    }
+    JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED || type == EventType.PROFILED
+        ? fields : null;
+    JsonObject errorRow = !type.isError() ? null : new JsonObject().put("type", type.name())
+        .put("message", fields.getValue("message")).put("details", fields.getValue("details"));
+    boolean cancelled = type == EventType.CANCELLED;
+    NewEvent event = new NewEvent(type, fields, payload, terminal, result, errorRow,
+        cancelled ? tracked.cancelledBy : null, cancelled ? tracked.cancelReason : null);
+    JsonObject own = storeAddress == null ? null : new JsonObject().put("submission_id", tracked.id)
+        .put("type", type.name()).put("fields", fields).put("terminal", terminal);
+    Promise<EventFrame> promise = Promise.promise();
+    // Every event of a submission, whatever address stores it, joins the one queue: written in the order
+    // accepted, held and retried alike while the database is away; no write waits on any other.
+    tracked.unwritten.add(new Unwritten(event, promise, storeAddress, own));
+    writeEvents(tracked);
+    Future<EventFrame> stored = promise.future();
     stored = stored.onSuccess(frame -> bus.publish(Addresses.events(tracked.id), new LiveFrame(frame, payload)))
         .onFailure(error -> log.error("could not store {} for {}: {}", type, tracked.id, error.toString()));
     tracked.chain = stored.mapEmpty();
@@ -467,11 +463,24 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     if (tracked.writing || tracked.unwritten.isEmpty()) {
       return;
     }
-    List<Unwritten> group = List.copyOf(tracked.unwritten.subList(0, Math.min(MAX_GROUP, tracked.unwritten.size())));
+    Unwritten first = tracked.unwritten.get(0);
+    List<Unwritten> group;
+    Future<List<EventFrame>> frames;
+    if (first.address() != null) {
+      // Stored through its own statement (a verdict, a re-queue): alone, in its turn.
+      group = List.of(first);
+      frames = Bus.request(bus, first.address(), first.body()).map(reply -> List.of(EventFrame.fromJson(reply)));
+    } else {
+      int end = 0;
+      while (end < tracked.unwritten.size() && end < MAX_GROUP && tracked.unwritten.get(end).address() == null) {
+        end++;
+      }
+      group = List.copyOf(tracked.unwritten.subList(0, end));
+      EventAppend append = new EventAppend(tracked.id, group.stream().map(Unwritten::event).toList());
+      frames = bus.<EventAppend.Stored>request(Addresses.STORE_EVENTS_APPEND, append)
+          .map(reply -> reply.body().frames());
+    }
     tracked.writing = true;
-    EventAppend append = new EventAppend(tracked.id, group.stream().map(Unwritten::event).toList());
-    Future<List<EventFrame>> frames = group.get(group.size() - 1).after().transform(v ->
-        bus.<EventAppend.Stored>request(Addresses.STORE_EVENTS_APPEND, append).map(reply -> reply.body().frames()));
     frames.onComplete(ar -> {
       tracked.writing = false;
       WriteRetry.Decision decision = ar.succeeded() ? WriteRetry.Decision.STORED
@@ -615,11 +624,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   }
 
   /**
-   * An event waiting to be written, who waits for its stored frame, and the event stored through its own address
-   * (a re-queue, a verdict) that was accepted last before it, which is written first. Never one accepted after it:
-   * that one waits for this (it follows {@code chain}), and waiting for it here stalled both for good.
+   * An event waiting to be written and who waits for its stored frame; {@code address}: the store's own statement
+   * for it (a re-queue, a verdict) with its {@code body}, or null for a plain append (written in groups).
    */
-  private record Unwritten(NewEvent event, Promise<EventFrame> promise, Future<Void> after) {}
+  private record Unwritten(NewEvent event, Promise<EventFrame> promise, String address, JsonObject body) {}
 
   /** One submission this service is responsible for, from creation until its process is gone. */
   private static final class Tracked {
@@ -637,13 +645,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     int lastPosition;
     String cancelledBy;
     String cancelReason;
+    /** The last accepted event stored (an end is awaited on it); no write waits on it: they are queued in order. */
     Future<Void> chain = Future.succeededFuture();
     /** Events accepted but not yet sent to the store, and whether a write of this submission is running. */
     final List<Unwritten> unwritten = new ArrayList<>();
     boolean writing;
     final WriteRetry retry;
-    /** Requeue and verdict writes go through {@link #chain}; a grouped event waits for the last of those before it. */
-    Future<Void> requeued = Future.succeededFuture();
     /** Monotonic times: created (or taken over at a restart), entered its status, joined its queue. */
     final long createdAt = System.nanoTime();
     long enteredAt = createdAt;

@@ -78,6 +78,46 @@ class FaultInjectionTest {
     }
   }
 
+  /**
+   * Issue 27's fourth stuck case: the database away between BENCHMARKED and its VERIFIED. The verdict is stored
+   * when the database is back, the submission ends with it, and its GPU slot serves the next one.
+   */
+  @Test
+  void aDatabaseAwayBetweenAResultAndItsVerdictStoresTheVerdictAndFreesTheSlot(Vertx vertx) throws Exception {
+    try (TestService service = start(vertx, Map.of("LOCAL_MAX_CONCURRENT", "1"))) {
+      String token = service.userToken("vera");
+      String id = service.submit(token, "// agent: ok\n// delay: 0.05\n// timing: verified\n// verdict-after: 2");
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (!"BENCHMARKED".equals(service.submission(id).getString("status"))) {
+        assertTrue(System.nanoTime() < deadline, "benchmarked");
+        Thread.sleep(20);
+      }
+      cluster.close();
+      try {
+        Thread.sleep(5000); // the verdict comes 2 s after the result, with the database away
+      } finally {
+        cluster.restart();
+      }
+      JsonObject timing = null;
+      while (System.nanoTime() < deadline) {
+        timing = service.submission(id).getJsonObject("result").getJsonObject("verification")
+            .getJsonObject("timing");
+        if (!"pending".equals(timing.getString("status"))) {
+          break;
+        }
+        Thread.sleep(100);
+      }
+      assertEquals("verified", timing.getString("status"), "the verdict was stored: " + timing);
+      String next = service.submit(token, "// agent: ok\n// delay: 0.02");
+      assertEquals("BENCHMARKED", service.awaitFinished(next, WAIT).getString("status"), "the slot is free");
+      try (SseClient replay = service.events(id, token, Map.of())) {
+        List<Frame> frames = replay.untilEnd(WAIT);
+        assertEquals("VERIFIED", frames.get(frames.size() - 1).event(), types(frames).toString());
+        assertTrue(replay.ended(), "its stream ends");
+      }
+    }
+  }
+
   @Test
   void eventsThatCannotBeStoredInTimeEndTheRunAsErrorAndStopIt(Vertx vertx) throws Exception {
     // The child-process backend (LOCAL_WORKERS=false): the test reads the agent pid the registry stores.
