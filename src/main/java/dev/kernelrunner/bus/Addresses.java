@@ -47,6 +47,8 @@ public final class Addresses {
   public static final String STORE_SUBMISSION_GET = "store.submission.get";
   public static final String STORE_SUBMISSION_LIST = "store.submission.list";
   public static final String STORE_SUBMISSION_UNFINISHED = "store.submission.unfinished";
+  /** {@code {submissions: [...]}}: results published with their timing verdict still to come (after a restart). */
+  public static final String STORE_SUBMISSION_VERDICT_PENDING = "store.submission.verdict_pending";
   public static final String STORE_SUBMISSION_SET_RUN = "store.submission.set_run";
   public static final String STORE_SUBMISSION_SET_LOG_OFFSET = "store.submission.set_log_offset";
   public static final String STORE_SUBMISSION_REQUEUE = "store.submission.requeue";

@@ -98,6 +98,8 @@ public class ResultStoreVerticle extends VerticleBase {
               consume(Addresses.STORE_SUBMISSION_LIST, this::listSubmissions),
               consume(Addresses.STORE_SUBMISSION_UNFINISHED, body -> pool.query(SubmissionSql.UNFINISHED).execute()
                   .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)))),
+              consume(Addresses.STORE_SUBMISSION_VERDICT_PENDING, body -> pool.query(SubmissionSql.VERDICT_PENDING)
+                  .execute().map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)))),
               consume(Addresses.STORE_SUBMISSION_SET_RUN, this::setRun),
               consume(Addresses.STORE_SUBMISSION_SET_LOG_OFFSET, body -> pool.preparedQuery(SubmissionSql.SET_LOG_OFFSET)
                   .execute(Tuple.of(parseId(body.getString("submission_id")), body.getInteger("log_offset"),

@@ -97,6 +97,11 @@ final class SubmissionSql {
 
   static final String UNFINISHED = "SELECT " + COLUMNS + " FROM submissions WHERE finished_at IS NULL ORDER BY created_at, id";
 
+  /** Ended BENCHMARKED with the timing verdict still to come (as {@code EventSql.APPEND_VERDICT} awaits it). */
+  static final String VERDICT_PENDING = "SELECT " + COLUMNS + """
+       FROM submissions WHERE status = 'BENCHMARKED' AND result #>> '{verification,timing,status}' = 'pending'
+      ORDER BY created_at, id""";
+
   static final String SET_RUN = """
       UPDATE submissions SET backend = $2, node = $3, pid = $4, run_name = $5, event_key = $6 WHERE id = $1""";
 

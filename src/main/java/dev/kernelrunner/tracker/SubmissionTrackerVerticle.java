@@ -562,6 +562,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         steps.add(reconcileOne((JsonObject) item));
       }
       return Future.join(steps);
+    }).compose(v -> Bus.request(bus, Addresses.STORE_SUBMISSION_VERDICT_PENDING, new JsonObject())).compose(reply -> {
+      List<Future<?>> verdicts = new ArrayList<>();
+      for (Object item : reply.getJsonArray("submissions")) {
+        verdicts.add(verdictLost((JsonObject) item));
+      }
+      return Future.join(verdicts);
     }).compose(v -> {
       queues.keySet().forEach(gpuType -> {
         dispatch(gpuType);
@@ -569,6 +575,21 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       });
       return Future.<Void>succeededFuture();
     });
+  }
+
+  /**
+   * A result published with its timing verdict to come, whose agent went with the service that ran it (a kill, a
+   * restart): nothing will send the verdict now, so it is recorded as never checked, and the result's stream ends.
+   */
+  private Future<?> verdictLost(JsonObject row) {
+    Tracked tracked = new Tracked(row.getString("id"), row.getString("user_id"), row.getString("gpu_type"),
+        Mode.BENCHMARK, config.database().eventWriteRetry());
+    tracked.status = EventType.BENCHMARKED;
+    tracked.terminal = true;
+    tracked.timingPending = true;
+    return accept(tracked, EventType.VERIFIED, new JsonObject().put("timing", new JsonObject()
+        .put("status", "not_checked").put("reason", "the service restarted before the timing verdict came")),
+        Addresses.STORE_EVENTS_VERIFIED);
   }
 
   private Future<?> reconcileOne(JsonObject row) {

@@ -118,6 +118,38 @@ class FaultInjectionTest {
     }
   }
 
+  /**
+   * Issue 27's second and third stuck cases: the service stopped (a restart; a kill -9 leaves the same rows) while a
+   * result's timing verdict was still to come. The agent that would have sent it went with the service: the
+   * service that starts next records the verdict as never checked, and the result's stream ends.
+   */
+  @Test
+  void aRestartWhileAVerdictIsPendingRecordsItNeverCheckedAndTheStreamEnds(Vertx vertx) throws Exception {
+    String database = cluster.createDatabase("f_" + System.nanoTime());
+    Path dataDir = Files.createTempDirectory("kr-faults-data");
+    String id;
+    String token;
+    try (TestService service = TestService.start(vertx, Map.of(), database, dataDir)) {
+      token = service.userToken("rhea");
+      id = service.submit(token, "// agent: ok\n// delay: 0.02\n// timing: verified\n// verdict-after: 30");
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (!"BENCHMARKED".equals(service.submission(id).getString("status"))) {
+        assertTrue(System.nanoTime() < deadline, "benchmarked");
+        Thread.sleep(20);
+      }
+    }
+    try (TestService again = TestService.start(vertx, Map.of(), database, dataDir)) {
+      try (SseClient stream = again.events(id, token, Map.of())) {
+        List<Frame> frames = stream.untilEnd(WAIT);
+        assertEquals("VERIFIED", frames.get(frames.size() - 1).event(), types(frames).toString());
+        assertEquals("not_checked", frames.get(frames.size() - 1).data().getJsonObject("timing").getString("status"));
+        assertTrue(stream.ended(), "the stream ends: nothing more will come");
+      }
+      assertEquals("not_checked", again.submission(id).getJsonObject("result").getJsonObject("verification")
+          .getJsonObject("timing").getString("status"));
+    }
+  }
+
   @Test
   void eventsThatCannotBeStoredInTimeEndTheRunAsErrorAndStopIt(Vertx vertx) throws Exception {
     // The child-process backend (LOCAL_WORKERS=false): the test reads the agent pid the registry stores.
