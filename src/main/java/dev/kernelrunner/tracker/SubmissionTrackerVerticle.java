@@ -238,43 +238,18 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     if (tracked == null || !tracked.dispatched) {
       return Future.succeededFuture(tracked == null ? null : tracked.status.name());
     }
-    if (exit.lost() != null && !tracked.terminal && tracked.cancelledBy == null && !exit.timedOut()
-        && tracked.restarts == 0) {
-      return requeueLost(tracked, exit.lost());
-    }
-    if (!tracked.terminal) {
-      String tail = String.join("\n", exit.logTail());
-      if (tracked.cancelledBy != null) {
-        accept(tracked, EventType.CANCELLED, cancelFields(tracked), null);
-      } else if (exit.timedOut()) {
-        long limit = config.agent().submissionTimeout().toSeconds();
-        accept(tracked, EventType.TIME_LIMIT_EXCEEDED, new JsonObject()
-            .put("phase", tracked.status.name().toLowerCase()).put("limit_seconds", limit)
-            .put("message", "the submission ran past its time limit of " + limit + " s").put("details", tail), null);
-      } else if (exit.failure() != null) {
-        JsonObject fields = exit.failureFields() == null ? new JsonObject() : exit.failureFields().copy();
-        if (!fields.containsKey("details")) {
-          fields.put("details", tail);
-        }
-        accept(tracked, exit.failure().isError() ? exit.failure() : EventType.ERROR, fields, null);
-      } else if (exit.startError() != null) {
-        accept(tracked, EventType.ERROR, new JsonObject().put("message", "the agent could not be started")
-            .put("details", exit.startError()), null);
-      } else if (exit.killed()) {
-        tracked.cancelledBy = "system";
-        tracked.cancelReason = "killed";
-        accept(tracked, EventType.CANCELLED, cancelFields(tracked), null);
-      } else if (exit.exitCode() != null && exit.exitCode() != 0) {
-        accept(tracked, EventType.RUNTIME_ERROR, new JsonObject()
-            .put("message", "the agent exited with code " + exit.exitCode() + " before reporting a result")
-            .put("exit_code", exit.exitCode()).put("details", tail), null);
-      } else {
-        accept(tracked, EventType.ERROR, new JsonObject()
-            .put("message", "the agent exited without reporting a result").put("exit_code", exit.exitCode())
-            .put("details", tail), null);
+    RunEnd.Decision decision = RunEnd.decide(new RunEnd.State(tracked.terminal, tracked.timingPending,
+        tracked.cancelledBy, tracked.cancelReason, tracked.restarts, tracked.status), exit,
+        config.agent().submissionTimeout().toSeconds());
+    if (decision instanceof RunEnd.Requeue requeue) {
+      return requeueLost(tracked, requeue.why());
+    } else if (decision instanceof RunEnd.End end) {
+      if (end.cancelledBy() != null) {
+        tracked.cancelledBy = end.cancelledBy();
+        tracked.cancelReason = end.cancelReason();
       }
-    }
-    if (tracked.terminal && tracked.timingPending) {
+      accept(tracked, end.type(), end.fields(), null);
+    } else if (((RunEnd.Ended) decision).verdictLost()) {
       // Published before its times were cross-checked, and the agent ended without the verdict: say so.
       accept(tracked, EventType.VERIFIED, new JsonObject().put("timing", new JsonObject()
           .put("status", "not_checked").put("reason", "the agent ended before its timing cross-check")),
@@ -330,17 +305,13 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       return Future.succeededFuture(new JsonObject().put("outcome", "running"));
     }
     queues.get(tracked.gpuType).remove(tracked);
-    Future<JsonObject> cancelled = accept(tracked, EventType.CANCELLED, cancelFields(tracked), null).transform(ar -> {
+    Future<JsonObject> cancelled = accept(tracked, EventType.CANCELLED,
+        RunEnd.cancelFields(tracked.cancelledBy, tracked.cancelReason), null).transform(ar -> {
       active.remove(tracked.id);
       return Future.succeededFuture(new JsonObject().put("outcome", "cancelled").put("status", tracked.status.name()));
     });
     updatePositions(tracked.gpuType);
     return cancelled;
-  }
-
-  private static JsonObject cancelFields(Tracked tracked) {
-    return new JsonObject().put("cancelled_by", tracked.cancelledBy).put("reason", tracked.cancelReason)
-        .put("message", "cancelled by " + tracked.cancelledBy + " (" + tracked.cancelReason + ")");
   }
 
   private Future<JsonObject> queueState(JsonObject body) {
