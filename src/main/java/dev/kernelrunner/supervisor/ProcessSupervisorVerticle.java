@@ -129,7 +129,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
       finish(run, null, List.of(), null);
       return;
     }
-    Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", id).put("for_run", true))
+    long deadline = System.nanoTime() + config.database().eventWriteRetry().toNanos();
+    submissionForRun(run, deadline, 250)
         .compose(submission -> {
           run.mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
           if (run.killRequested) {
@@ -139,6 +140,21 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         })
         .onSuccess(handle -> started(run, handle, backendName))
         .onFailure(error -> finish(run, null, List.of(), run.killRequested ? null : error.getMessage()));
+  }
+
+  /**
+   * The submission as its run needs it (the code, the payload's fields). While the database is away the read is
+   * tried again, with a growing pause, for as long as the tracker holds events ({@code DATABASE_EVENT_WRITE_RETRY}):
+   * a blip at dispatch is not the submission's end.
+   */
+  private Future<JsonObject> submissionForRun(Run run, long deadline, long pauseMillis) {
+    return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", run.id).put("for_run", true))
+        .recover(error -> {
+          if (Failures.code(error) != Failures.UNAVAILABLE || run.killRequested || System.nanoTime() > deadline) {
+            return Future.failedFuture(error);
+          }
+          return vertx.timer(pauseMillis).compose(v -> submissionForRun(run, deadline, Math.min(pauseMillis * 2, 5000)));
+        });
   }
 
   /** Follows again a run an earlier instance of the service started (it went on while we were down). */

@@ -150,6 +150,77 @@ class FaultInjectionTest {
     }
   }
 
+  /**
+   * Issue 27's fifth stuck case: a worker lost while the database is away. The re-queue is held and stored in its
+   * turn like any event, the second run's events after it, and the submission ends once, with its result.
+   */
+  @Test
+  void aWorkerLostWhileTheDatabaseIsAwayIsRequeuedAndTheSecondRunsResultIsStored(Vertx vertx) throws Exception {
+    int port = dev.kernelrunner.support.Ports.free();
+    String gpu = "fault-gpu";
+    try (TestService service = start(vertx, Map.of("WORKER_GPU_TYPES", gpu, "WORKER_LOST_SECONDS", "2",
+        "HTTP_PORT", String.valueOf(port), "LOCAL_GPU_TYPES", ""))) {
+      String workerToken = service.post("/api/admin/tokens", TestService.ADMIN_TOKEN, new JsonObject()
+          .put("user_id", "gpu-box").put("role", "worker").encode()).json().getString("token");
+      String token = service.userToken("lena");
+      Process first = worker(service, port, workerToken, gpu, "lost-1");
+      Process second = null;
+      try {
+        Response created = service.post("/api/submissions", token,
+            TestService.submission("// agent: ok\n// delay: 0.5", "benchmark").put("gpu_type", gpu).encode());
+        assertEquals(201, created.status(), created.body());
+        String id = created.json().getString("id");
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!"CHECKING".equals(service.submission(id).getString("status"))) {
+          assertTrue(System.nanoTime() < deadline, "checking");
+          Thread.sleep(20);
+        }
+        cluster.close();
+        try {
+          List<ProcessHandle> tree = new java.util.ArrayList<>(first.descendants().toList());
+          first.destroyForcibly();
+          tree.forEach(ProcessHandle::destroyForcibly);
+          Thread.sleep(4000); // lost after 2 s, re-queued while the database is away
+          second = worker(service, port, workerToken, gpu, "lost-2");
+          Thread.sleep(1000);
+        } finally {
+          cluster.restart();
+        }
+        JsonObject finished = service.awaitFinished(id, WAIT);
+        assertEquals("BENCHMARKED", finished.getString("status"), finished.encode());
+        assertEquals(1, finished.getInteger("restart_count"));
+        try (SseClient replay = service.events(id, token, Map.of())) {
+          List<Frame> frames = replay.untilEnd(WAIT);
+          assertEquals(IntStream.rangeClosed(1, frames.size()).boxed().toList(),
+              frames.stream().map(Frame::id).toList(), "every event once, in order: " + types(frames));
+          assertTrue(frames.stream().anyMatch(f -> "worker_lost".equals(f.data().getString("reason"))),
+              types(frames).toString());
+          assertEquals("BENCHMARKED", frames.get(frames.size() - 1).event());
+        }
+      } finally {
+        for (Process worker : java.util.Arrays.asList(first, second)) {
+          if (worker != null) {
+            worker.descendants().forEach(ProcessHandle::destroyForcibly);
+            worker.destroyForcibly();
+          }
+        }
+      }
+    }
+  }
+
+  /** A pull worker (remote_agent's) that runs the fake agent, as WorkerFlowTest starts them. */
+  private static Process worker(TestService service, int port, String token, String gpu, String host)
+      throws Exception {
+    ProcessBuilder builder = new ProcessBuilder("python3", "-m", "remote_agent", "worker", "--server",
+        "http://127.0.0.1:" + port, "--gpu-type", gpu, "--host", host, "--job-command",
+        "python3 " + TestService.FAKE_AGENT)
+        .directory(Path.of("remote-agent").toFile()).redirectErrorStream(true)
+        .redirectOutput(Files.createTempFile("worker-" + host, ".log").toFile());
+    builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", token);
+    builder.environment().put("FAKE_AGENT_ECHO_DIR", service.dataDir().toString());
+    return builder.start();
+  }
+
   @Test
   void eventsThatCannotBeStoredInTimeEndTheRunAsErrorAndStopIt(Vertx vertx) throws Exception {
     // The child-process backend (LOCAL_WORKERS=false): the test reads the agent pid the registry stores.
