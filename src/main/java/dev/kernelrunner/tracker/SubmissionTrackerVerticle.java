@@ -243,7 +243,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         config.agent().submissionTimeout().toSeconds());
     if (decision instanceof RunEnd.Requeue requeue) {
       return requeueLost(tracked, requeue.why());
-    } else if (decision instanceof RunEnd.End end) {
+    }
+    // The run is gone: a second report of its end (a kill's and the agent's own, say) frees no second slot.
+    tracked.dispatched = false;
+    if (decision instanceof RunEnd.End end) {
       if (end.cancelledBy() != null) {
         tracked.cancelledBy = end.cancelledBy();
         tracked.cancelReason = end.cancelReason();
