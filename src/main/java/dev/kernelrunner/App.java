@@ -10,6 +10,7 @@ import dev.kernelrunner.dstack.DstackApi;
 import dev.kernelrunner.dstack.DstackBackend;
 import dev.kernelrunner.fleet.FleetManagerVerticle;
 import dev.kernelrunner.http.HttpVerticle;
+import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.LiveFrame;
@@ -67,7 +68,8 @@ public final class App {
     LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class, EventAppend.class,
         EventAppend.Stored.class, LiveFrame.class, EventFrame.class, ProfileReport.class,
         WorkerProtocol.Connect.class, WorkerProtocol.Disconnect.class, WorkerProtocol.Lines.class,
-        WorkerProtocol.Exit.class, WorkerProtocol.Consumed.class, WorkerProtocol.Push.class);
+        WorkerProtocol.Exit.class, WorkerProtocol.Consumed.class, WorkerProtocol.Push.class, Cancel.class,
+        Cancel.Outcome.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
     Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
     // One client of the dstack server for the backend and the fleet manager: the version check is made once.

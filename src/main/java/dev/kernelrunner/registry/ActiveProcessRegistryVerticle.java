@@ -2,6 +2,7 @@ package dev.kernelrunner.registry;
 
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.config.AppConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -130,23 +131,18 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
    * reply waits until its processes are gone and the outcome is stored. Replies with the final status.
    */
   private Future<JsonObject> cancel(String id, String by, String reason) {
-    JsonObject request = new JsonObject().put("submission_id", id).put("cancelled_by", by).put("reason", reason);
     Duration killWait = config.agent().killGrace().plusSeconds(30);
-    return Bus.request(bus, Addresses.TRACKER_CANCEL, request).compose(outcome -> {
-      switch (outcome.getString("outcome")) {
-        case "running":
-          return Bus.request(bus, Addresses.SUPERVISOR_KILL, request, killWait)
+    return bus.<Cancel.Outcome>request(Addresses.TRACKER_CANCEL, new Cancel(id, by, reason))
+        .map(io.vertx.core.eventbus.Message::body).compose(outcome -> switch (outcome.kind()) {
+          case RUNNING -> Bus.request(bus, Addresses.SUPERVISOR_KILL, new JsonObject().put("submission_id", id)
+                  .put("cancelled_by", by).put("reason", reason), killWait)
               .compose(killed -> killed.getString("status") != null
                   ? Future.succeededFuture(killed.getString("status")) : storedStatus(id));
-        case "cancelled":
-          return Future.succeededFuture(outcome.getString("status"));
-        case "finished":
-          return Future.succeededFuture(outcome.getString("status"));
-        default:
-          return storedStatus(id);
-      }
-    }).map(status -> new JsonObject().put("submission_id", id).put("status", status));
+          case CANCELLED, FINISHED -> Future.succeededFuture(outcome.status());
+          case NOT_ACTIVE -> storedStatus(id);
+        }).map(status -> new JsonObject().put("submission_id", id).put("status", status));
   }
+
 
   private Future<String> storedStatus(String id) {
     return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", id))

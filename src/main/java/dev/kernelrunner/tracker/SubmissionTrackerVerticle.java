@@ -5,6 +5,7 @@ import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
@@ -292,27 +293,27 @@ public class SubmissionTrackerVerticle extends VerticleBase {
 
   // ---- cancellation
 
-  private Future<JsonObject> cancel(JsonObject body) {
-    Tracked tracked = active.get(body.getString("submission_id"));
+  private Future<Cancel.Outcome> cancel(Cancel request) {
+    Tracked tracked = active.get(request.submissionId());
     if (tracked == null) {
-      return Future.succeededFuture(new JsonObject().put("outcome", "not_active"));
+      return Future.succeededFuture(new Cancel.Outcome(Cancel.Kind.NOT_ACTIVE, null));
     }
     if (tracked.terminal) {
-      return Future.succeededFuture(new JsonObject().put("outcome", "finished").put("status", tracked.status.name()));
+      return Future.succeededFuture(new Cancel.Outcome(Cancel.Kind.FINISHED, tracked.status.name()));
     }
     if (tracked.cancelledBy == null) {
-      tracked.cancelledBy = body.getString("cancelled_by");
-      tracked.cancelReason = body.getString("reason");
+      tracked.cancelledBy = request.cancelledBy();
+      tracked.cancelReason = request.reason();
     }
     if (tracked.dispatched) {
-      return Future.succeededFuture(new JsonObject().put("outcome", "running"));
+      return Future.succeededFuture(new Cancel.Outcome(Cancel.Kind.RUNNING, tracked.status.name()));
     }
     queues.get(tracked.gpuType).remove(tracked);
-    Future<JsonObject> cancelled = accept(tracked, EventType.CANCELLED,
+    Future<Cancel.Outcome> cancelled = accept(tracked, EventType.CANCELLED,
         RunEnd.cancelFields(tracked.cancelledBy, tracked.cancelReason), null).transform(ar -> {
-      active.remove(tracked.id);
-      return Future.succeededFuture(new JsonObject().put("outcome", "cancelled").put("status", tracked.status.name()));
-    });
+          active.remove(tracked.id);
+          return Future.succeededFuture(new Cancel.Outcome(Cancel.Kind.CANCELLED, tracked.status.name()));
+        });
     updatePositions(tracked.gpuType);
     return cancelled;
   }

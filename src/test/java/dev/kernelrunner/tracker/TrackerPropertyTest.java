@@ -8,6 +8,7 @@ import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.bus.LocalCodec;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.ConfigLoader;
+import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
@@ -89,7 +90,7 @@ class TrackerPropertyTest {
 
     void run() throws Exception {
       LocalCodec.register(bus, Progress.Event.class, Progress.Exit.class, EventAppend.class,
-          EventAppend.Stored.class, LiveFrame.class, EventFrame.class);
+          EventAppend.Stored.class, LiveFrame.class, EventFrame.class, Cancel.class, Cancel.Outcome.class);
       onContext(() -> {
         stubStore();
         stubSupervisor();
@@ -271,9 +272,9 @@ class TrackerPropertyTest {
     }
 
     private void cancel(String id) {
-      bus.<JsonObject>request(Addresses.TRACKER_CANCEL, new JsonObject().put("submission_id", id)
-          .put("cancelled_by", "test").put("reason", "user_requested")).onSuccess(reply -> {
-            if ("running".equals(reply.body().getString("outcome"))) {
+      bus.<Cancel.Outcome>request(Addresses.TRACKER_CANCEL, new Cancel(id, "test", "user_requested"))
+          .onSuccess(reply -> {
+            if (reply.body().kind() == Cancel.Kind.RUNNING) {
               // The registry asks the supervisor to stop it; the run ends killed.
               bus.request(Addresses.SUPERVISOR_KILL, new JsonObject().put("submission_id", id));
             }
