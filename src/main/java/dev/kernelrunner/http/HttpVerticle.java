@@ -401,11 +401,20 @@ public class HttpVerticle extends VerticleBase {
     if (type == null || !AppConfig.DSTACK_BACKEND.equals(type.backend())) {
       return Future.succeededFuture(null);
     }
+    return dstackHealth().map(HttpVerticle::whyUnusable);
+  }
+
+  /** The dstack server's health as the fleet manager last checked it (UNKNOWN, saying why, if it cannot say). */
+  private Future<JsonObject> dstackHealth() {
     return Bus.request(bus, Addresses.FLEET_HEALTH, new JsonObject(), Duration.ofSeconds(10))
         .map(health -> health.getJsonObject("dstack", new JsonObject()))
-        .otherwise(e -> new JsonObject().put("status", "UNKNOWN").put("error", e.getMessage()))
-        .map(health -> "UP".equals(health.getString("status")) ? null : "dstack is "
-            + health.getString("status", "DOWN") + ": " + health.getString("error", "the dstack server is not usable"));
+        .otherwise(e -> new JsonObject().put("status", "UNKNOWN").put("error", e.getMessage()));
+  }
+
+  /** Why a dstack server in this health takes no work, or null when it is UP. */
+  private static String whyUnusable(JsonObject health) {
+    return "UP".equals(health.getString("status")) ? null : "dstack is " + health.getString("status", "DOWN") + ": "
+        + health.getString("error", health.getString("message", "the dstack server is not usable"));
   }
 
   private void create(RoutingContext ctx, NewSubmission request, boolean stream) {
@@ -743,10 +752,7 @@ public class HttpVerticle extends VerticleBase {
    */
   private void listGpuTypes(RoutingContext ctx) {
     boolean anyDstack = gpuTypes.values().stream().anyMatch(t -> AppConfig.DSTACK_BACKEND.equals(t.backend()));
-    Future<JsonObject> dstack = !anyDstack ? Future.succeededFuture(new JsonObject())
-        : Bus.request(bus, Addresses.FLEET_HEALTH, new JsonObject(), Duration.ofSeconds(10))
-            .map(health -> health.getJsonObject("dstack", new JsonObject()))
-            .otherwise(e -> new JsonObject().put("status", "UNKNOWN").put("error", e.getMessage()));
+    Future<JsonObject> dstack = !anyDstack ? Future.succeededFuture(new JsonObject()) : dstackHealth();
     Bus.request(bus, Addresses.TRACKER_QUEUES, new JsonObject()).compose(queues -> dstack.map(health -> {
       JsonArray types = new JsonArray();
       gpuTypes.values().forEach(type -> {
@@ -756,10 +762,9 @@ public class HttpVerticle extends VerticleBase {
         JsonObject entry = new JsonObject().put("name", type.name()).put("backend", type.backend())
             .put("capacity", capacity).put("running", state.getInteger("running", 0))
             .put("queued", state.getInteger("queued", 0));
-        if (AppConfig.DSTACK_BACKEND.equals(type.backend()) && !"UP".equals(health.getString("status"))) {
-          String why = health.getString("error", health.getString("message", "the dstack server is not usable"));
-          entry.put("available", false).put("accepting", false).put("unavailable_reason", "dstack is "
-              + health.getString("status", "DOWN") + ": " + why);
+        String unusable = AppConfig.DSTACK_BACKEND.equals(type.backend()) ? whyUnusable(health) : null;
+        if (unusable != null) {
+          entry.put("available", false).put("accepting", false).put("unavailable_reason", unusable);
         } else if (capacity == 0 && AppConfig.WORKER_BACKEND.equals(type.backend())) {
           entry.put("available", false).put("accepting", true).put("unavailable_reason",
               "no worker is connected: submissions wait in line until one is");

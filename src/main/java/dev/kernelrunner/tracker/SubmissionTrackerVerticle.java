@@ -255,9 +255,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       accept(tracked, end.type(), end.fields(), null);
     } else if (((RunEnd.Ended) decision).verdictLost()) {
       // Published before its times were cross-checked, and the agent ended without the verdict: say so.
-      accept(tracked, EventType.VERIFIED, new JsonObject().put("timing", new JsonObject()
-          .put("status", "not_checked").put("reason", "the agent ended before its timing cross-check")),
-          Addresses.STORE_EVENTS_VERIFIED);
+      notChecked(tracked, "the agent ended before its timing cross-check");
     }
     // The slot is freed once the end is stored (the quota counts stored rows). The answer (the supervisor's,
     // then a cancel's) does not wait past a few seconds for a database that is away: the end is held and retried.
@@ -562,9 +560,13 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     tracked.status = EventType.BENCHMARKED;
     tracked.terminal = true;
     tracked.timingPending = true;
+    return notChecked(tracked, "the service restarted before the timing verdict came");
+  }
+
+  /** The verdict of a result whose times were to be checked, and never will be: VERIFIED not_checked. */
+  private Future<EventFrame> notChecked(Tracked tracked, String reason) {
     return accept(tracked, EventType.VERIFIED, new JsonObject().put("timing", new JsonObject()
-        .put("status", "not_checked").put("reason", "the service restarted before the timing verdict came")),
-        Addresses.STORE_EVENTS_VERIFIED);
+        .put("status", "not_checked").put("reason", reason)), Addresses.STORE_EVENTS_VERIFIED);
   }
 
   private Future<?> reconcileOne(JsonObject row) {

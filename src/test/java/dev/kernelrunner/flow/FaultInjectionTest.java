@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.store.EmbeddedPostgres;
 import dev.kernelrunner.support.Processes;
+import dev.kernelrunner.support.PullWorkers;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
 import dev.kernelrunner.support.TestService;
@@ -88,10 +89,7 @@ class FaultInjectionTest {
       String token = service.userToken("vera");
       String id = service.submit(token, "// agent: ok\n// delay: 0.05\n// timing: verified\n// verdict-after: 2");
       long deadline = System.nanoTime() + WAIT.toNanos();
-      while (!"BENCHMARKED".equals(service.submission(id).getString("status"))) {
-        assertTrue(System.nanoTime() < deadline, "benchmarked");
-        Thread.sleep(20);
-      }
+      service.awaitStatus(id, "BENCHMARKED", WAIT);
       cluster.close();
       try {
         Thread.sleep(5000); // the verdict comes 2 s after the result, with the database away
@@ -132,11 +130,7 @@ class FaultInjectionTest {
     try (TestService service = TestService.start(vertx, Map.of(), database, dataDir)) {
       token = service.userToken("rhea");
       id = service.submit(token, "// agent: ok\n// delay: 0.02\n// timing: verified\n// verdict-after: 30");
-      long deadline = System.nanoTime() + WAIT.toNanos();
-      while (!"BENCHMARKED".equals(service.submission(id).getString("status"))) {
-        assertTrue(System.nanoTime() < deadline, "benchmarked");
-        Thread.sleep(20);
-      }
+      service.awaitStatus(id, "BENCHMARKED", WAIT);
     }
     try (TestService again = TestService.start(vertx, Map.of(), database, dataDir)) {
       try (SseClient stream = again.events(id, token, Map.of())) {
@@ -163,25 +157,19 @@ class FaultInjectionTest {
       String workerToken = service.post("/api/admin/tokens", TestService.ADMIN_TOKEN, new JsonObject()
           .put("user_id", "gpu-box").put("role", "worker").encode()).json().getString("token");
       String token = service.userToken("lena");
-      Process first = worker(service, port, workerToken, gpu, "lost-1");
+      Process first = PullWorkers.start(service, port, workerToken, gpu, "lost-1", true);
       Process second = null;
       try {
         Response created = service.post("/api/submissions", token,
             TestService.submission("// agent: ok\n// delay: 0.5", "benchmark").put("gpu_type", gpu).encode());
         assertEquals(201, created.status(), created.body());
         String id = created.json().getString("id");
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!"CHECKING".equals(service.submission(id).getString("status"))) {
-          assertTrue(System.nanoTime() < deadline, "checking");
-          Thread.sleep(20);
-        }
+        service.awaitStatus(id, "CHECKING", WAIT);
         cluster.close();
         try {
-          List<ProcessHandle> tree = new java.util.ArrayList<>(first.descendants().toList());
-          first.destroyForcibly();
-          tree.forEach(ProcessHandle::destroyForcibly);
+          PullWorkers.killTree(first);
           Thread.sleep(4000); // lost after 2 s, re-queued while the database is away
-          second = worker(service, port, workerToken, gpu, "lost-2");
+          second = PullWorkers.start(service, port, workerToken, gpu, "lost-2", true);
           Thread.sleep(1000);
         } finally {
           cluster.restart();
@@ -200,25 +188,11 @@ class FaultInjectionTest {
       } finally {
         for (Process worker : java.util.Arrays.asList(first, second)) {
           if (worker != null) {
-            worker.descendants().forEach(ProcessHandle::destroyForcibly);
-            worker.destroyForcibly();
+            PullWorkers.killTree(worker);
           }
         }
       }
     }
-  }
-
-  /** A pull worker (remote_agent's) that runs the fake agent, as WorkerFlowTest starts them. */
-  private static Process worker(TestService service, int port, String token, String gpu, String host)
-      throws Exception {
-    ProcessBuilder builder = new ProcessBuilder("python3", "-m", "remote_agent", "worker", "--server",
-        "http://127.0.0.1:" + port, "--gpu-type", gpu, "--host", host, "--job-command",
-        "python3 " + TestService.FAKE_AGENT)
-        .directory(Path.of("remote-agent").toFile()).redirectErrorStream(true)
-        .redirectOutput(Files.createTempFile("worker-" + host, ".log").toFile());
-    builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", token);
-    builder.environment().put("FAKE_AGENT_ECHO_DIR", service.dataDir().toString());
-    return builder.start();
   }
 
   @Test

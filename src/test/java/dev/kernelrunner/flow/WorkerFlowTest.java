@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.backend.AgentOutput;
 import dev.kernelrunner.support.Ports;
+import dev.kernelrunner.support.PullWorkers;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
 import dev.kernelrunner.support.TestService;
@@ -25,7 +26,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -310,12 +310,9 @@ class WorkerFlowTest {
   }
 
   private void awaitStatus(String id, String status) throws Exception {
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (!status.equals(service.get("/api/submissions/" + id, user).json().getString("status"))) {
-      assertTrue(System.nanoTime() < deadline, id + " never reached " + status);
-      Thread.sleep(20);
-    }
+    service.awaitStatus(id, status, WAIT);
   }
+
 
   private void awaitRestarts(String id, int restarts) throws Exception {
     long deadline = System.nanoTime() + WAIT.toNanos();
@@ -371,27 +368,13 @@ class WorkerFlowTest {
   }
 
   private Process startWorker(String host, boolean fakeAgent) throws IOException {
-    List<String> argv = new ArrayList<>(List.of("python3", "-m", "remote_agent", "worker",
-        "--server", "http://127.0.0.1:" + port, "--gpu-type", GPU, "--host", host));
-    if (fakeAgent) {
-      argv.addAll(List.of("--job-command", "python3 " + TestService.FAKE_AGENT));
-    }
-    ProcessBuilder builder = new ProcessBuilder(argv)
-        .directory(Path.of("remote-agent").toFile()).redirectErrorStream(true)
-        .redirectOutput(Files.createTempFile("worker-" + host, ".log").toFile());
-    builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", workerToken);
-    builder.environment().put("FAKE_AGENT_ECHO_DIR", service.dataDir().toString());
-    Process process = builder.start();
+    Process process = PullWorkers.start(service, port, workerToken, GPU, host, fakeAgent);
     workers.add(process);
     return process;
   }
 
-  /** The worker and every process it started (its jobs run in sessions of their own). */
   private static void killTree(Process process) throws InterruptedException {
-    List<ProcessHandle> all = new ArrayList<>(process.descendants().toList());
-    process.destroyForcibly();
-    all.forEach(ProcessHandle::destroyForcibly);
-    process.waitFor(10, TimeUnit.SECONDS);
+    PullWorkers.killTree(process);
   }
 
   /** Live processes running a job's payload (the worker writes it to a kr-job-* folder). */

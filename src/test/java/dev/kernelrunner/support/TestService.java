@@ -220,6 +220,17 @@ public final class TestService implements AutoCloseable {
     return get("/api/submissions/" + id, ADMIN_TOKEN).json();
   }
 
+  /** Waits until the stored submission's status is {@code status} (fails past {@code timeout}). */
+  public void awaitStatus(String id, String status, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!status.equals(submission(id).getString("status"))) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("submission " + id + " never reached " + status + ": " + submission(id));
+      }
+      Thread.sleep(20);
+    }
+  }
+
   /** Waits until the stored submission has finished; returns it. */
   public JsonObject awaitFinished(String id, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
