@@ -4,6 +4,7 @@ import json
 import math
 import os
 import queue
+import secrets
 import shutil
 import signal
 import subprocess
@@ -21,8 +22,12 @@ from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
 
 JUDGE_ARGV = [sys.executable, "-m", "remote_agent.judge"]
 
-FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "BENCHMARKING", "BENCHMARK_RESULT",
-                        "RUNTIME_ERROR", "ERROR"}
+# What the solution's own process may say to the submission's stream: its own check. Its times are never its to say.
+FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "RUNTIME_ERROR", "ERROR"}
+# The share of ranked results whose replayed times Nsight Compute audits (a payload's ``benchmark.audit`` decides
+# for itself: the service asks for it on a board's new #1).
+AUDIT_SHARE = 0.05
+REPLAY, OWN = "replay", "own"  # the timed pairs: the replay of the recorded call, the solution's own process
 
 
 def log(*parts):
@@ -43,15 +48,14 @@ def build_plan(code, language, problem, toolchain):
 
 class Prestarted:
     """What a warm agent makes before its payload arrives: the toolchain and nvcc's steps for it, the process that
-    will run the solution (Python, PyTorch, the device's context, CUPTI's first session) with the plain judge's pair
-    beside it (it checks beside the solution's own check) and, once the solution's process is ready, the pair under
-    the profiler (needed only after the benchmark); each started into the job's room as ever and waiting on its
-    stdin for its job (the solution's process first for the reference's, while the solution compiles). Used by one
-    submission only."""
+    will run the solution (Python, PyTorch, the device's context) with the plain judge's pair beside it (it checks
+    beside the solution's own check) and, once the solution's process is ready, the pair that times the replay
+    (needed after the check); each started into the job's room as ever and waiting on its stdin for its job (the
+    solution's process first for the reference's, while the solution compiles). Used by one submission only."""
 
     def __init__(self, work, job_room):
         self.process = self.ready = None
-        self.pairs = {}  # (the judge, its serving worker, when they were started, the profiler's output) by profiler
+        self.pairs = {}  # (the judge, its worker, when they were started) by use: None (the verdict's), REPLAY
         self.work = work
         self.room = job_room
         _background(device.nvml)  # NVML's start (the device's readings around the job), before the job
@@ -64,51 +68,46 @@ class Prestarted:
 
     def _start(self):
         argv, env = worker_command(self.work)
-        self.process = subprocess.Popen(argv + ["-"], cwd=self.work, env=env, stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        start_new_session=True, preexec_fn=solution_preexec(self.room, self.work))
-        served = argv + ["-", worker_module.NO_CUPTI]
+        # No CUPTI session in the solution's process: it records its calls through CUPTI's callbacks itself.
+        self.process = subprocess.Popen(argv + ["-", worker_module.NO_CUPTI], cwd=self.work, env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, start_new_session=True,
+                                        preexec_fn=solution_preexec(self.room, self.work))
         # Started after the solution's process was ready, the plain pair was still starting for a fifth of
         # back-to-back jobs (worker-h100/run18: started 1.7 s ahead, the judge took 1.2 s, not 0.3-0.45).
-        self._start_pair(None, served, env)
-        self.ready = threading.Thread(target=self._then_verify, args=(served, env), daemon=True)
+        self._start_pair(None, argv + ["-", worker_module.NO_CUPTI], env)
+        self.ready = threading.Thread(target=self._then_replay, args=(argv + ["-"], env), daemon=True)
         self.ready.start()
 
-    def _start_pair(self, tool, served, env, output=None):
-        """The judge and its serving worker (``served``: its argv, under ``tool`` when it is the profiler's, which
-        writes its figures to ``output``), as verify() runs them, waiting for their job."""
+    def _start_pair(self, use, served, env):
+        """A judge and its worker (``served``: its argv) as verification.run runs them, waiting for their job."""
         try:
-            judge, worker = start_pair(self.room, self.work, served, env, tool, output)
-            self.pairs[tool] = (judge, worker, time.monotonic(), output)
+            judge, worker = start_pair(self.room, self.work, served, env)
+            self.pairs[use] = (judge, worker, time.monotonic())
         except (OSError, subprocess.SubprocessError) as e:
-            if output is not None:
-                output.close()
             log("agent: could not start the judge ahead:", repr(e))
 
-    def _then_verify(self, served, env):
+    def _then_replay(self, served, env):
         for line in self.process.stderr:
             if line.strip() == worker_module.READY:
                 break
             sys.stderr.write(line)
         if self.process is None:
             return
-        toolchain = compiler.detect("cuda")
-        tool = profiler.find_tool(toolchain.kind) if toolchain is not None and toolchain.kind == "nvcc" else None
-        if tool is not None:
-            output = profiler.Output()
-            self._start_pair(tool, profiler.verify_command(tool, served), env, output)
+        if self.toolchain("cuda") is not None and self.toolchain("cuda").kind == "nvcc":
+            self._start_pair(REPLAY, served, env)
 
-    def take_pair(self, tool, job_file):
-        """The judge and its serving worker (under ``tool``, or none), given the worker's job file; None if not
-        made."""
+    def take_pair(self, use, job_file):
+        """The judge and its worker for ``use`` (None: the verdict's; REPLAY), given the worker's job file as
+        verification.run takes it; None if not made."""
         self.ready.join()
-        pair = self.pairs.pop(tool, None)
+        pair = self.pairs.pop(use, None)
         if pair is None:
             return None
-        judge, worker, started, output = pair
-        log("agent: the judge's processes%s were started %.1f s before they were needed" % (
-            " under " + tool if tool else "", time.monotonic() - started))
-        return (judge, worker, job_file), output
+        judge, worker, started = pair
+        log("agent: the judge's processes (%s) were started %.1f s before they were needed" % (
+            use or "the verdict", time.monotonic() - started))
+        return judge, worker, job_file
 
     def _nvcc_plans(self):
         """The toolchain, and nvcc's steps for a CUDA solution built in this work folder by either entry (the
@@ -153,10 +152,8 @@ class Prestarted:
             self.process = None
         if self.ready is not None:
             self.ready.join()
-        for judge, worker, _, output in self.pairs.values():
+        for judge, worker, _ in self.pairs.values():
             verification._kill(judge, worker)
-            if output is not None:
-                output.close()
         self.pairs.clear()
 
 
@@ -311,29 +308,19 @@ class Agent:
             if report is None:
                 return
             self._mark("the solution's process is done")
-            self.device_end = _background(device.info)  # the device as the benchmark left it, read meanwhile
-            verdict = report.verdict or self.verdict(payload, problem)  # benchmark mode: had before the benchmark
+            verdict = self.verdict(payload, problem)
             if verdict is None:
                 return
             if self.ended(payload, report) is None:
                 return
-            # The judge's processes, idle since their pass, end now: ending beside the solution's process, they
-            # made its end (which the result waits for) 0.1 s longer (device contexts are released one by one).
-            self.judge.release()
             if payload.mode == "check":
+                self.judge.release()
                 self.out.emit("CHECKED", **dict(report.checked, verification=verdict))
             elif payload.mode == "profile":
+                self.judge.release()
                 self.profile(payload, problem, toolchain, work)
             else:
-                # Published once the judge passed it; the profiler's check of its times follows (VERIFIED).
-                tool = profiler.find_tool(toolchain.kind)
-                verdict["timing"] = ({"status": "pending", "by": profiler.tool_name(toolchain.kind)} if tool else
-                                     {"status": "not_checked", "reason": "no profiler on this GPU machine"})
-                if self.benchmarked(payload, problem, report, verdict) and tool:
-                    self._mark("benchmarked")
-                    self.out.emit("VERIFIED", timing=self.timing_verdict(
-                        payload, toolchain, work, tool, report.summary["test_results"]))
-                    self._mark("verified")
+                self.benchmark(payload, problem, toolchain, work, report, verdict)
         finally:
             gate.release()  # whatever ended the benchmark
             if self.judge is not None:
@@ -436,13 +423,13 @@ class Agent:
                 "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
 
     def execute(self, payload, problem, toolchain, work):
-        """Runs the worker (the reference's times, then check, then benchmark in that mode), and the judge beside
-        its check. The worker's reports are the solution's own process speaking, so nothing it says ends the
-        submission well: a WorkerReport (its CHECKED, held in check mode, and its SUMMARY) goes to the judge first;
-        in benchmark mode the worker waits after its check until the judge has passed it (``GO`` on its stdin), so
-        nothing else uses the device while it is timed. Its first REFERENCES (sent before the solution's library is
-        loaded) are the reference's times for good. None when the submission is over (an error was sent)."""
-        job = dict(self.job, mode="check" if payload.mode == "profile" else payload.mode, hold_before_benchmark=True)
+        """Runs the solution's process (the reference's times, then its check, recording each call's device work
+        in benchmark mode) and the judge beside its check. Its reports are the solution's own process speaking, so
+        nothing it says ends the submission well: a WorkerReport (its CHECKED, held in check mode, and its RECORDED)
+        goes to the judge first. Its first REFERENCES (sent before the solution's library is loaded) are the
+        reference's times for good. None when the submission is over (an error was sent)."""
+        mode = "check" if payload.mode == "profile" else payload.mode
+        job = dict(self.job, mode=mode, record=payload.mode == "benchmark" and toolchain.kind == "nvcc")
         argv, env = self._worker_argv(work, job)
         device_start = _background(device.info)  # read while the worker starts
         solution = self.solution
@@ -456,13 +443,12 @@ class Agent:
                 gate.hold()  # it times the reference first
             solution = self.solution = SolutionProcess(child)
         child = solution.child
-        references = None
+        references = records = checked = None
+        self.references = {}
         if payload.mode != "benchmark":
-            self.judge = JudgeRun(self, payload, toolchain, work)
+            self.judge = JudgeRun(self, payload, work)
         phase, limit = "check", payload.limits["test_seconds"]
         deadline = time.monotonic() + limit
-        summary = None
-        checked = verdict = None
         finished = False
         while True:
             try:
@@ -482,42 +468,30 @@ class Agent:
                 continue
             if kind == "PHASE":
                 phase = message["name"]
-                limit = payload.limits["benchmark_seconds" if phase == "benchmark" else "test_seconds"]
                 deadline = time.monotonic() + limit
             elif kind == "REFERENCES" and payload.mode == "benchmark" and references is None and self.judge is None:
-                references = reference_times(message)  # the gate was released as the line came (SolutionProcess)
+                references = self.references = reference_times(message)  # the gate was released as it came
                 self._mark("the reference timed")
                 if solution.waits_for_job:
                     solution.waits_for_job = False
                     verification.send(child, argv[-1])  # the solution's own job, its library now loaded
-                self.judge = JudgeRun(self, payload, toolchain, work)  # not beside the reference's timing
-            elif kind == "SUMMARY":
-                summary = message
+                self.judge = JudgeRun(self, payload, work)  # not beside the reference's timing
+            elif kind == "RECORDED" and records is None:
+                records = message  # a claim: the replay and the judge test it
             elif kind == "DONE":
                 finished = True
-                gate.release()
                 break  # its process ends while the judge runs (ended() waits for it)
             elif kind == "CHECKED" and payload.mode == "check":
                 checked = message  # the end of a check-mode run: only once the judge agrees
             elif kind in FORWARDED:
-                if kind == "BENCHMARK_RESULT" and references is not None:
-                    message["result"] = with_reference(message.get("result"), references)
+                if kind == "CHECKED" and payload.mode == "benchmark" and references is None:
+                    self._kill(child)  # its code cannot skip the reference: this is not our worker speaking
+                    self.out.emit("ERROR", message="the worker checked before it timed the reference")
+                    return None
                 self.out.emit(kind, **message)
                 if kind in events.TERMINAL:
                     finished = True
-                elif kind == "CHECKED" and payload.mode == "benchmark" and verdict is None:
-                    if references is None:  # its code cannot skip the reference: this is not our worker speaking
-                        self._kill(child)
-                        self.out.emit("ERROR", message="the worker checked before it timed the reference")
-                        return None
-                    verdict = self.verdict(payload, problem)
-                    if verdict is None:
-                        self._kill(child)
-                        return None
-                    self._mark("judged; benchmarking")
-                    gate.hold()  # the next jobs' processes wait before touching the device
-                    verification.send(child, "GO")
-                    deadline = time.monotonic() + limit
+        gate.release()
         if payload.mode == "benchmark" and references is None and not self.out.finished:
             # No code of the submission's ran (the library is loaded after REFERENCES): not the kernel's failure.
             code = child.wait()
@@ -525,10 +499,8 @@ class Agent:
             self.out.emit("ERROR", message="the worker ended (code %s) before it had timed the reference; the "
                           "solution never ran" % code, details=events.trim("".join(solution.stderr_tail).strip()))
             return None
-        if summary is not None and payload.mode == "benchmark":
-            summary = with_references(summary, references)
-        report = WorkerReport(summary, checked, device_start.result(), child, solution.err_thread,
-                              solution.stderr_tail, finished, verdict)
+        report = WorkerReport(checked, device_start.result(), child, solution.err_thread, solution.stderr_tail,
+                              finished, records)
         return report if finished and not self.out.finished else self.ended(payload, report)
 
     def ended(self, payload, report):
@@ -536,7 +508,7 @@ class Agent:
         is sent and None returned); else the report."""
         code = report.child.wait()
         report.err_thread.join(timeout=2)
-        summary, checked, finished = report.summary, report.checked_raw, report.finished
+        checked, finished = report.checked_raw, report.finished
         if self.out.finished:
             return None
         tail = events.trim("".join(report.stderr_tail).strip())
@@ -546,8 +518,6 @@ class Agent:
         elif not finished or code != 0:
             self.out.emit("RUNTIME_ERROR", message="the kernel's process ended with code " + str(code)
                           + " before finishing", details=tail)
-        elif payload.mode == "benchmark" and not _summary_ok(summary):
-            self.out.emit("ERROR", message="the benchmark ended without results", details=tail)
         elif payload.mode == "check" and checked is None:
             self.out.emit("RUNTIME_ERROR", message="the kernel's process ended without checking", details=tail)
         else:
@@ -556,33 +526,27 @@ class Agent:
 
     # ---- the judge
 
-    def judged(self, payload, toolchain, work, tool, run=None, on_passed=None, name="verify"):
+    def judged(self, payload, work, tool=None, run=None, on_passed=None, name="verify", job=None):
         """One run of the judge (remote_agent/judge.py): every test once more, on inputs only the judge knows,
-        called by a fresh serving worker (under ``tool``, the profiler, which then times each call itself) on
-        buffers the judge owns and checks; ``run`` (a JudgeRun) is told its processes. Returns (outcome, the
-        profiler's figures: its output's text with Nsight Compute, the folder of its report with rocprofv3)."""
-        job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
-        argv, env = self._worker_argv(work, dict(self.job, mode="serve"), "serve-job.json")
-        report_base = os.path.join(work, PROFILER, name)
-        output = None
-        if tool and toolchain.kind == "hipcc":
-            argv = profiler.rocprof_command(tool, report_base, argv)
-        started = None
-        if self.prestarted is not None and toolchain.kind == "nvcc":
-            taken = self.prestarted.take_pair(tool, os.path.join(work, "serve-job.json"))
-            if taken is not None:
-                started, output = taken
-        if started is None and tool and toolchain.kind != "hipcc":
+        called by a fresh worker (``job``: by default the solution's, serving; under ``tool``, Nsight Compute, which
+        then times each call itself) on buffers the judge owns and checks; ``run`` (a JudgeRun) is told its
+        processes. Returns (outcome, the profiler's output's text)."""
+        judge_job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
+        argv, env = self._worker_argv(work, job or dict(self.job, mode="serve"), name + "-job.json")
+        output = started = None
+        if self.prestarted is not None and tool is None:
+            started = self.prestarted.take_pair(None, argv[-1])
+        if tool:
             output = profiler.Output()
             argv = profiler.verify_command(tool, argv)
         began = time.monotonic()
         try:
             outcome = verification.run(
-                lambda: start_pair(self.room, work, argv, env, tool, output), job,
+                lambda: start_pair(self.room, work, argv, env, tool, output), judge_job,
                 payload.input_secret or os.urandom(32), payload.limits["test_seconds"] + (120 if tool else 0), log,
                 started=started, await_worker=tool is not None, on_start=run.hold if run else None,
                 on_passed=on_passed, linger=run is not None)
-            figures = report_base if toolchain.kind == "hipcc" else (output.text() if output else "")
+            figures = output.text() if output else ""
         finally:
             if output is not None:
                 output.close()
@@ -621,48 +585,125 @@ class Agent:
             return None
         return {"judge": "passed", "tests": len(outcome.results)}
 
-    def timing_verdict(self, payload, toolchain, work, tool, claims):
-        """The worker's claimed times against the profiler's own (profiled_verdict). An ``unverified`` stands only
-        if a second profiled run says so too, made with the GPU's timing gate held (gate.py: nothing of the next
-        jobs' starts on the device meanwhile): in a warm worker, other processes' work during a profiled call once
-        took an honest 2.7 us kernel's figure to 4.6 us (worker-h100/run35)."""
-        verdict = self.profiled_verdict(payload, toolchain, work, tool, claims, "verify")
-        if verdict["status"] != "unverified":
-            return verdict
-        self._mark("unverified; profiled once more, the device held")
-        gate.hold()
+    # ---- the benchmark
+
+    def benchmark(self, payload, problem, toolchain, work, report, verdict):
+        """The times, measured where the submission cannot reach (``measure``), published as BENCHMARK_RESULTs and
+        BENCHMARKED; then, for an audited result, Nsight Compute's check of the replay (VERIFIED)."""
+        self.out.emit("BENCHMARKING", total_tests=len(problem.cases))
+        gate.hold()  # the next jobs' processes wait before touching the device
         try:
-            again = self.profiled_verdict(payload, toolchain, work, tool, claims, "verify-again")
+            measured = self.measure(payload, problem, toolchain, work, report.records)
         finally:
             gate.release()
-        return dict(again, first_run={"status": verdict["status"], "problems": verdict.get("problems", [])})
+            self.judge.release()  # the verdict's processes, idle since their pass, end now: not beside the timing
+        if measured is None:
+            return
+        figures, timing = measured
+        self._mark("timed (%s)" % timing["method"])
+        results = []
+        for case in problem.cases:
+            result = result_of(problem, payload.dtype, case, figures[case["test_id"]],
+                               self.references.get(case["test_id"]))
+            results.append(result)
+            self.out.emit("BENCHMARK_RESULT", result=result)
+        audit = profiler.find_tool(toolchain.kind) if timing["method"] == "replayed" and (
+            payload.benchmark.get("audit") is True or (payload.benchmark.get("audit") is None
+                                                        and secrets.randbelow(10 ** 6) < AUDIT_SHARE * 10 ** 6)) else None
+        if audit:
+            timing = dict(timing, status="pending", audit=profiler.tool_name(toolchain.kind))
+        verdict["timing"] = timing
+        runtime = next((f.get("runtime") for f in figures.values() if isinstance(f.get("runtime"), dict)), None)
+        if self.benchmarked(payload, problem, report, verdict, summary_of(results, runtime)) and audit:
+            self._mark("benchmarked; audited by " + audit)
+            self.out.emit("VERIFIED", timing=self.audited(payload, work, audit, results, timing))
+            self._mark("audited")
 
-    def profiled_verdict(self, payload, toolchain, work, tool, claims, name):
-        """The judge once more, its serving worker under the profiler (a fresh process, the judge's inputs), and the
-        claims against the profiler's times. A run that does not pass this time leaves the times unconfirmed."""
-        outcome, figures = self.judged(payload, toolchain, work, tool, name=name, on_passed=lambda _: self._mark(
-            "the profiled calls are done; the profiler writes its figures as the worker ends"))
-        by = profiler.tool_name(toolchain.kind)
+    def measure(self, payload, problem, toolchain, work, records):
+        """Each test's figures and how they were made: (figures by test id, timing), or None once the submission is
+        over. The recorded work replayed by a process that never ran the solution's host code (``replayed``: it
+        ranks); where it cannot be, or its outputs are wrong, the solution's own process times its own calls
+        (``own-process``: it never ranks). Either way every timed sample is on fresh inputs the judge wrote and
+        checks."""
+        why = unreplayable(toolchain, records, problem)
+        if why is None:
+            outcome = self.timed_run(payload, work, dict(self.job, mode="replay", records=records["records"]), REPLAY)
+            figures, why = timed_figures(outcome, problem, "the replay")
+            if figures is not None:
+                self.replay_records = records["records"]
+                return figures, {"method": "replayed", "status": "verified", "by": "replay", "how": REPLAYED}
+        log("agent: not replayed:", why)
+        self._mark("not replayed; timed in the solution's own process")
+        outcome = self.timed_run(payload, work, dict(self.job, mode="serve"), OWN)
+        limit = payload.limits["benchmark_seconds"]
+        failure = outcome.failure or {}
+        if outcome.status == "FAILED":
+            debug = failure.get("debug_info") or {}
+            debug.pop("seed", None)
+            self.out.emit("WRONG_ANSWER", message="test %s (%s) gave a wrong result in timed run %s (each timed run has "
+                          "fresh inputs only the judge knew, and every output is checked outside the solution's "
+                          "process)" % (failure.get("test_id"), failure.get("name"), debug.get("sample", "?")),
+                          debug_info=debug, passed_tests=len(outcome.results) - 1, total_tests=len(problem.cases))
+            return None
+        if outcome.status == "TIMEOUT":
+            self.out.emit("TIME_LIMIT_EXCEEDED", phase="benchmark", limit_seconds=limit,
+                          message="the benchmark took longer than " + str(limit) + " s")
+            return None
+        figures, failed = timed_figures(outcome, problem, "the solution's process")
+        if figures is None:
+            self.out.emit("RUNTIME_ERROR", message="the benchmark failed: " + failed,
+                          details=events.trim(outcome.worker_log))
+            return None
+        return figures, {"method": "own-process", "status": "unranked", "reason": why, "how": OWN_PROCESS}
+
+    def timed_run(self, payload, work, job, pair):
+        """One timed run of the judge's (``timed``) with ``job``'s worker: the prestarted ``pair`` if any."""
+        argv, env = self._worker_argv(work, job, pair + "-job.json")
+        started = None
+        if self.prestarted is not None:
+            started = self.prestarted.take_pair(pair, argv[-1])
+        judge_job = dict({k: self.job[k] for k in ("problem", "dtype", "problems_dir")}, timed=True)
+        began = time.monotonic()
+        outcome = verification.run(lambda: start_pair(self.room, work, argv, env), judge_job,
+                                   payload.input_secret or os.urandom(32), payload.limits["benchmark_seconds"], log,
+                                   started=started, await_worker=False)
+        log("agent: timed (%s) in %.2f s: %s" % (pair, time.monotonic() - began, outcome.status))
+        return outcome
+
+    def audited(self, payload, work, tool, results, timing):
+        """Nsight Compute around a fresh replay of each test's call (the replay's process opens the NVTX ranges it
+        times: the submission has no part in it), against the published times. It decides no rank but its own: a
+        result it contradicts is ``unverified`` and leaves the boards, but only if a second audit, made with the
+        GPU's timing gate held (gate.py: nothing of the next jobs' starts on the device meanwhile), says so too: in
+        a warm worker, other processes' work during a profiled call once took an honest 2.7 us kernel's figure to
+        4.6 us (worker-h100/run35)."""
+        audit = self.audit_once(payload, work, tool, results, "audit")
+        if audit["status"] == "unverified":
+            self._mark("unverified; audited once more, the device held")
+            gate.hold()
+            try:
+                again = self.audit_once(payload, work, tool, results, "audit-again")
+            finally:
+                gate.release()
+            audit = dict(again, first_run={"status": audit["status"], "problems": audit.get("problems", [])})
+        return dict(timing, status=audit["status"], audit=audit)
+
+    def audit_once(self, payload, work, tool, results, name):
+        job = dict(self.job, mode="replay", records=self.replay_records)
+        outcome, figures = self.judged(payload, work, tool, name=name, job=job)
         if outcome.status != "PASSED":
-            return {"status": "unverified", "by": by, "problems": [
-                "the profiled run on the judge's inputs did not pass (" + outcome.status.lower() + ")"]}
-        if toolchain.kind == "hipcc":
-            tests = profiler.read_tests(toolchain.kind, tool, figures, hints=False)
-        else:
-            tests = profiler.read_verify_text(figures)
-        return dict(profiler.cross_check(claims, tests), by=by)
+            return {"status": "unverified", "by": "ncu", "problems": [
+                "the audited replay on the judge's inputs did not pass (" + outcome.status.lower() + ")"]}
+        return dict(profiler.cross_check(results, profiler.read_verify_text(figures)), by="ncu")
 
-    def benchmarked(self, payload, problem, report, verdict):
-        """BENCHMARKED from the worker's summary, once the judge passed it: with the verdict, the device readings,
+    def benchmarked(self, payload, problem, report, verdict, summary):
+        """BENCHMARKED from the measured summary, once the judge passed it: with the verdict, the device readings,
         and a check against physics (a time under the device's floor is impossible: ERROR)."""
-        summary = report.summary
-        device_end = self.device_end.result()
+        device_end = device.info()
         name = device_end.get("name") or report.device_start.get("name") or ""
         review = payload.benchmark.get("review_speedup", DEFAULT_REVIEW_SPEEDUP)
         for result in summary["test_results"]:
-            case = next((c for c in problem.cases if c["test_id"] == result.get("test_id")), None)
-            if case is None:
-                continue
+            case = next(c for c in problem.cases if c["test_id"] == result["test_id"])
             floor = physics.floor_ms(name, problem.bytes_moved(case["sizes"], payload.dtype),
                                      problem.flops(case["sizes"]))
             result["floor_ms"] = floor
@@ -672,8 +713,9 @@ class Agent:
                                                           name, floor), details=json.dumps(result)[:4000])
                 return False
         speedups = [r.get("speedup") or 0 for r in summary["test_results"]]
-        timing = verdict.get("timing", {})
+        timing = verdict["timing"]
         summary["verification"] = verdict
+        summary["ranked"] = timing["method"] == "replayed"
         summary["unverified"] = timing.get("status") == "unverified"
         summary["needs_review"] = bool(speedups) and max(speedups) > review
         summary["device"] = {"start": report.device_start, "end": device_end, "runtime": summary.pop("runtime", None)}
@@ -772,11 +814,11 @@ class JudgeRun:
     the judge's inputs while that process checks on its own (nothing is timed then), so its verdict is in when the
     benchmark may start. Cancelled (its processes killed) when the submission ends without needing it."""
 
-    def __init__(self, agent, payload, toolchain, work):
+    def __init__(self, agent, payload, work):
         self.lock = threading.Lock()
         self.processes = []
         self.cancelled = False
-        self.future = _background(lambda: agent.judged(payload, toolchain, work, None, self)[0])
+        self.future = _background(lambda: agent.judged(payload, work, run=self)[0])
 
     def hold(self, processes):
         """Told the run's processes as they start; False when it was cancelled already (the run kills them)."""
@@ -842,17 +884,88 @@ def reference_times(message):
     return times
 
 
-def with_reference(result, references):
-    """A test's result with the reference's time the agent holds, and the speedup over it; whatever the worker
-    said of the reference after its library was loaded counts for nothing."""
-    if not isinstance(result, dict):
-        return result
-    result = dict(result)
-    reference = references.get(result.get("test_id"))
-    runtime = result.get("runtime_ms")
-    result["reference_runtime_ms"] = reference
-    result["speedup"] = reference / runtime if reference and _number(runtime) and runtime > 0 else None
+REPLAYED = ("the call's device work, as the solution's process recorded it (kernels, grids, blocks, parameters, "
+            "memsets, copies), issued in order on one stream by a process that never ran the solution's host code, on "
+            "fresh inputs only the judge knew for every sample, each output checked by the judge")
+OWN_PROCESS = ("timed in the solution's own process, which could change its own figures; every sample on fresh "
+               "inputs only the judge knew, each output checked by the judge")
+
+
+def unreplayable(toolchain, records, problem):
+    """Why the recorded calls cannot be replayed, or None. The records themselves are checked by the replay."""
+    if toolchain.kind != "nvcc":
+        return "only NVIDIA's device code is replayed here (the replay loads a CUDA fat binary)"
+    if not isinstance(records, dict):
+        return "the solution's process sent no record of its calls"
+    if records.get("unavailable"):
+        return "its calls could not be recorded: " + str(records["unavailable"])[:300]
+    found = records.get("records")
+    if not isinstance(found, dict):
+        return "the solution's process sent no record of its calls"
+    for case in problem.cases:
+        record = found.get(str(case["test_id"]))
+        if not isinstance(record, dict):
+            return "test %d's call was not recorded" % case["test_id"]
+        if record.get("unreplayable"):
+            return "test %d: %s" % (case["test_id"], str(record["unreplayable"])[:300])
+    return None
+
+
+def timed_figures(outcome, problem, who):
+    """Each test's figures from a timed run that the judge passed: (figures by test id, None), else (None, why).
+    A test's figures count only if the judge checked at least as many samples as they were taken from."""
+    if outcome.status != "PASSED":
+        failure = outcome.failure or {}
+        said = outcome.calls.get(failure.get("test_id"), {}).get("unreplayable")
+        if said:
+            return None, "test %s: %s" % (failure.get("test_id"), str(said)[:300])
+        if outcome.status == "FAILED":
+            return None, ("test %s: %s gave a wrong answer on the judge's inputs in sample %s: the call's work "
+                          "depends on more than its record (data-dependent host logic, state kept between calls, "
+                          "pointers kept in device memory...)" % (failure.get("test_id"), who,
+                                                                   (failure.get("debug_info") or {}).get("sample")))
+        return None, "%s: %s %s" % (who, outcome.status.lower(), outcome.message or "")
+    figures = {}
+    checked = {r.get("test_id"): r.get("samples") for r in outcome.results}
+    for case in problem.cases:
+        figure = outcome.calls.get(case["test_id"], {}).get("timing")
+        median = figure.get("median") if isinstance(figure, dict) else None
+        if not (_number(median) and math.isfinite(median) and median >= 0 and _number(figure.get("iterations"))):
+            return None, "%s gave no figures for test %d" % (who, case["test_id"])
+        if not _number(checked.get(case["test_id"])) or figure["iterations"] > checked[case["test_id"]]:
+            return None, "%s gave figures of more samples than the judge checked (test %d)" % (who, case["test_id"])
+        figures[case["test_id"]] = figure
+    return figures, None
+
+
+def result_of(problem, dtype, case, figure, reference):
+    """A test's BENCHMARK_RESULT: its median and figures, the reference's time the agent holds (from before the
+    solution's library was loaded) and the speedup over it."""
+    median = float(figure["median"])
+    flops = problem.flops(case["sizes"])
+    moved = problem.bytes_moved(case["sizes"], dtype)
+    result = {
+        "test_id": case["test_id"], "name": case["name"], "runtime_ms": median,
+        "runtime_stats": {k: v for k, v in figure.items() if k != "runtime"},
+        "gflops": flops / (median * 1e6) if median > 0 else None,
+        "bandwidth_gbs": moved / (median * 1e6) if median > 0 else None,
+        "reference_runtime_ms": reference,
+        "speedup": reference / median if reference and median > 0 else None,
+    }
+    if "device_span_calls" in figure:  # a small kernel: its steady figure beside the events'
+        result["device_span_ms"] = figure.get("device_span_ms")
     return result
+
+
+def summary_of(results, runtime):
+    """BENCHMARKED's figures over the tests' results."""
+    medians = [r["runtime_ms"] for r in results]
+    gflops = [r["gflops"] for r in results if r["gflops"] is not None]
+    return {"avg_runtime_ms": stats.mean(medians), "geomean_runtime_ms": stats.geomean(medians),
+            "avg_gflops": stats.mean(gflops) if gflops else None,
+            "geomean_speedup": stats.geomean([r["speedup"] for r in results]),
+            "test_results": [{k: v for k, v in r.items() if k != "runtime_stats"} for r in results],
+            "runtime": runtime}
 
 
 def _number(value):
@@ -860,32 +973,19 @@ def _number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def with_references(summary, references):
-    """The worker's SUMMARY with every test's reference time and speedup the agent's (with_reference)."""
-    summary = dict(summary)
-    results = summary.get("test_results")
-    if isinstance(results, list):
-        summary["test_results"] = [with_reference(r, references) for r in results]
-        summary["geomean_speedup"] = stats.geomean([r.get("speedup") for r in summary["test_results"]
-                                                    if isinstance(r, dict)])
-    return summary
-
-
 class WorkerReport:
-    """What the worker said at its end: its summary (benchmark mode), its CHECKED (check mode, held), the judge's
-    verdict when it was needed before the benchmark; and its process, which may still be ending (see
-    Agent.ended)."""
+    """What the solution's process said at its end: its CHECKED (check mode, held), its RECORDED (benchmark mode:
+    each call's device work, a claim); and its process, which may still be ending (see Agent.ended)."""
 
-    def __init__(self, summary, checked, device_start, child=None, err_thread=None, stderr_tail=(), finished=True,
-                 verdict=None):
-        self.summary = summary
+    def __init__(self, checked, device_start, child=None, err_thread=None, stderr_tail=(), finished=True,
+                 records=None):
         self.checked_raw = checked
         self.device_start = device_start or {}
         self.child = child
         self.err_thread = err_thread
         self.stderr_tail = stderr_tail
         self.finished = finished
-        self.verdict = verdict
+        self.records = records
 
     @property
     def checked(self):
@@ -898,10 +998,6 @@ def _background(call):
     future = pool.submit(call)
     pool.shutdown(wait=False)
     return future
-
-
-def _summary_ok(summary):
-    return isinstance(summary, dict) and isinstance(summary.get("test_results"), list)
 
 
 def _read(path):

@@ -9,9 +9,14 @@ through the agent) CUDA IPC handles to them; once that process says it has calle
 that the inputs are as they were and the outputs match the reference it computes itself. Nothing the solution
 does in its own process can change what the judge sees but the contents of the buffers it was given.
 
-Lines out (to the agent): ``CALL <id> <base64 pickle>`` (the call for the worker: IPC handles and values), then
-``RESULT <json>`` per test ({test_id, name, status, debug_info}); ``DONE`` at the end (``BROKEN <why>`` instead where
-it cannot judge). Lines in: ``CALLED <id>``."""
+A ``timed`` job (the benchmark) goes on per test: the worker (a replay of the call, or the solution's own process)
+asks for each timed sample's inputs with ``NEXT <id>``; the judge checks the outputs of the sample before (if any),
+writes a fresh input set into the same buffers and answers ``FRESH <id>``; at ``CALLED <id>`` it checks the last.
+Every output of every timed sample is checked here, against inputs nobody else knew before the sample.
+
+Lines out (to the agent): ``CALL <id> <base64 pickle>`` (the call for the worker: IPC handles and values, and
+``timed``), ``FRESH <id>``, then ``RESULT <json>`` per test ({test_id, name, status, debug_info, samples});
+``DONE`` at the end (``BROKEN <why>`` instead where it cannot judge). Lines in: ``NEXT <id>``, ``CALLED <id>``."""
 import base64
 import ctypes
 import hashlib
@@ -30,6 +35,12 @@ def seed_for(secret, test_id):
     """A test's input seed: HMAC-SHA256 of the test under the submission's secret (63 bits), so the inputs are
     reproducible by whoever holds the secret and nobody else."""
     digest = hmac.new(secret, b"verify:" + str(test_id).encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def sample_seed(secret, test_id, sample):
+    """A timed sample's input seed, as ``seed_for``."""
+    digest = hmac.new(secret, b"time:%d:%d" % (test_id, sample), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 
@@ -91,23 +102,40 @@ def main():
         buffers = dict(data.inputs, **data.outputs)
         tensors = {name: reduce_tensor(buffers[name]) for kind, name in call_spec(harness.problem, case, data)
                    if kind == "tensor"}
-        request = {"test_id": case["test_id"], "tensors": tensors,
+        request = {"test_id": case["test_id"], "tensors": tensors, "timed": bool(job.get("timed")),
                    "spec": call_spec(harness.problem, case, data)}
         out.write("CALL %d %s\n" % (case["test_id"], base64.b64encode(pickle.dumps(request)).decode("ascii")))
         out.flush()
-        answer = sys.stdin.readline().split()
-        if answer != ["CALLED", str(case["test_id"])]:
+        samples, debug = 0, None
+        while True:
+            answer = sys.stdin.readline().split()
+            if answer == ["NEXT", str(case["test_id"])] and request["timed"]:
+                if samples:
+                    torch.cuda.synchronize()
+                    debug = harness.verify(case, data, sample=samples - 1)
+                    if debug:
+                        break
+                harness.refill(case, data, sample_seed(secret, case["test_id"], samples))
+                torch.cuda.synchronize()
+                samples += 1
+                out.write("FRESH %d\n" % case["test_id"])
+                out.flush()
+                continue
+            break
+        if debug is None and answer != ["CALLED", str(case["test_id"])]:
             out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"], "status": "NOT_RUN",
                                                "debug_info": {"answer": " ".join(answer)[:200]}}) + "\n")
             out.flush()
             return 0
         torch.cuda.synchronize()
         called = time.monotonic()
-        debug = harness.verify(case, data)
+        if debug is None:
+            debug = harness.verify(case, data, sample=samples - 1 if samples else None)
         print("judge: test %d: inputs %.3f s, the call %.3f s, the check %.3f s" % (
             case["test_id"], made - began, called - made, time.monotonic() - called), file=sys.stderr, flush=True)
         out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"],
-                                           "status": "FAILED" if debug else "PASSED", "debug_info": debug},
+                                           "status": "FAILED" if debug else "PASSED", "debug_info": debug,
+                                           "samples": samples},
                                           default=str) + "\n")
         out.flush()
         del tensors, buffers, data

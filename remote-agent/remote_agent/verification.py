@@ -15,13 +15,16 @@ from dataclasses import dataclass, field
 @dataclass
 class Outcome:
     """``status``: PASSED (every test), FAILED (``failure`` says where), CRASHED (the worker died or stopped
-    answering; ``exit_code``), TIMEOUT, or BROKEN (the judge itself failed; ``message``)."""
+    answering; ``exit_code``), TIMEOUT, or BROKEN (the judge itself failed; ``message``). ``calls``: what the
+    worker said as it answered each test's call (its ``CALLED`` message: a timed call's figures, or why it could
+    not make the call), by test id: the worker's word, to be trusted only as far as the worker is."""
     status: str
     results: list = field(default_factory=list)
     failure: dict = None
     exit_code: int = None
     message: str = ""
     worker_log: str = ""
+    calls: dict = field(default_factory=dict)
 
 
 def start(argv, env, cwd, preexec, pass_fds=(), stdout=subprocess.PIPE):
@@ -79,7 +82,7 @@ def run(start_pair, job, secret, timeout, log=None, started=None, on_passed=None
         deadline = time.monotonic() + timeout
         waiting = None
         worker_gone = False
-        results = []
+        results, calls = [], {}
         while outcome is None:
             try:
                 source, line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
@@ -97,7 +100,7 @@ def run(start_pair, job, secret, timeout, log=None, started=None, on_passed=None
                     send(judge, "GONE")  # the judge answers with NOT_RUN: the worker died before answering
                     waiting = None
             else:
-                waiting = _from_worker(line, judge, waiting, log)
+                waiting = _from_worker(line, judge, waiting, log, calls)
         if outcome.status == "PASSED":
             if not linger:
                 _close(worker.stdin)
@@ -114,6 +117,7 @@ def run(start_pair, job, secret, timeout, log=None, started=None, on_passed=None
     if outcome.status == "NOT_RUN":
         outcome = Outcome("CRASHED", outcome.results, exit_code=worker.returncode)
     outcome.worker_log = "".join(worker_err)
+    outcome.calls = calls
     return outcome
 
 
@@ -125,6 +129,9 @@ def _from_judge(line, judge, worker, results, waiting):
     if kind == "CALL":
         send(worker, line.rstrip("\n"))
         return None, int(rest.split(" ", 1)[0])
+    if kind == "FRESH":
+        send(worker, line.rstrip("\n"))  # a timed sample's inputs are ready
+        return None, waiting
     if kind == "RESULT":
         result = json.loads(rest)
         results.append(result)
@@ -140,15 +147,21 @@ def _from_judge(line, judge, worker, results, waiting):
     return None, waiting
 
 
-def _from_worker(line, judge, waiting, log):
-    """A worker line: only ``{"event": "CALLED", "test_id": <the test asked for>}`` is passed on, once."""
+def _from_worker(line, judge, waiting, log, calls):
+    """A worker line: ``{"event": "NEXT" | "CALLED", "test_id": <the test asked for>}`` is passed on (CALLED once,
+    kept in ``calls``); anything else is logged."""
     try:
         message = json.loads(line)
     except ValueError:
         log("worker:", line.rstrip())
         return waiting
-    if isinstance(message, dict) and message.get("event") == "CALLED" and message.get("test_id") == waiting \
-            and waiting is not None:
+    if not isinstance(message, dict) or waiting is None or message.get("test_id") != waiting:
+        return waiting
+    if message.get("event") == "NEXT":
+        send(judge, "NEXT %d" % waiting)
+        return waiting
+    if message.get("event") == "CALLED":
+        calls[waiting] = message
         send(judge, "CALLED %d" % waiting)
         return None
     return waiting

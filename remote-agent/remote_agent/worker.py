@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-from remote_agent import catalog, device, events, gate, landlock, profiler, room, stats
+from remote_agent import catalog, device, events, gate, landlock, profiler, replay, room, stats
 
 _protocol = None
 
@@ -110,6 +110,22 @@ class Harness:
         self.poison(outputs)
         return InputSet(seed, inputs, copies, outputs, self.call_args(case, inputs, outputs))
 
+    def refill(self, case, data, seed):
+        """The same buffers with a fresh input set (new contents from ``seed``, copies to match) and poisoned
+        outputs: a timed call's next sample, on buffers another process already holds. Scalar inputs stay as the
+        call's arguments have them."""
+        torch = self.torch
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+        fresh = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
+        for name, tensor in data.inputs.items():
+            if torch.is_tensor(tensor):
+                tensor.copy_(fresh[name])
+                data.copies[name].copy_(fresh[name])
+        del fresh
+        self.poison(data.outputs)
+        data.seed = seed
+
     def _output_shape(self, case, name):
         """The output's shape, from the reference run once per case on a tiny stand-in (cached)."""
         key = (case["test_id"], name)
@@ -189,6 +205,12 @@ class Harness:
                     "atol": atol, "rtol": rtol, "seed": seed,
                 }
         return None
+
+    def scalars(self, case, args):
+        """A call's random scalar arguments (not its sizes) as a kernel parameter holds them: {name: bytes}."""
+        return {p["name"]: replay.scalar_bytes(p["type"], value) for p, value in zip(self.problem.parameters, args)
+                if not p["pointer"] and p["name"] not in case["sizes"] and p["type"] in replay.SCALAR_FORMATS}
+
 
 class Timer(Harness):
     """How this process times a call (the flush, the spin, events, device spans), with no solution loaded: the
@@ -337,6 +359,55 @@ class Timer(Harness):
             discarded_throttled=discarded,
             clock_flag=bool(raw) and discarded > stats.THROTTLED_FLAG * len(raw))
 
+    def timed(self, test_id, call, guard=True):
+        """A call timed as ``measure`` times it, each sample on a fresh input set the judge writes into the buffers
+        it shares (``NEXT <id>`` out, ``FRESH <id>`` back on stdin) and checks after: no output is checked in this
+        process. The judge's verdict on them comes apart; the figures are returned."""
+        def prepare():
+            send("NEXT", test_id=test_id)
+            answer = sys.stdin.readline().split()
+            if answer != ["FRESH", str(test_id)]:
+                raise JudgeGone("the judge answered %r, not FRESH %d" % (" ".join(answer)[:100], test_id))
+            return call
+        figures = self.measure(prepare, guard=guard)
+        figures["runtime"] = {"torch": self.torch.__version__, "cuda": self.torch.version.cuda,
+                              "hip": getattr(self.torch.version, "hip", None), "device": self.device_name}
+        return figures
+
+    def serve(self, caller):
+        """For the judge: each ``CALL <id> <base64 pickle>`` line (from the judge, through the agent) names buffers the
+        judge owns (CUDA IPC handles) and the values of one call. ``caller(request, tensors)`` makes the call
+        (a function of no arguments) or raises RecordError (answered as ``unreplayable``). Untimed, the call is made
+        once, inside an NVTX range ``kr-test-<id>`` (so that a profiler around this process times exactly that call);
+        ``timed``, it is timed (``timed``). ``CALLED <id>`` answers once the device is done, with the figures.
+        Whatever the call writes anywhere changes only the buffers it was given; the judge checks them."""
+        torch = self.torch
+        nvtx = torch.cuda.nvtx
+        while True:
+            line = sys.stdin.readline()
+            if not line:
+                return
+            if not line.startswith("CALL "):
+                continue
+            request = pickle.loads(base64.b64decode(line.split(" ", 2)[2]))
+            test_id = request["test_id"]
+            tensors = {name: rebuild(*args) for name, (rebuild, args) in request["tensors"].items()}
+            try:
+                call = caller(request, tensors)
+            except replay.RecordError as e:
+                send("CALLED", test_id=test_id, unreplayable=str(e)[:500])
+                continue
+            torch.cuda.synchronize()
+            if request.get("timed"):
+                send("CALLED", test_id=test_id, timing=self.timed(test_id, call))
+            else:
+                nvtx.range_push(profiler.RANGE_PREFIX + str(test_id))
+                call()
+                torch.cuda.synchronize()
+                nvtx.range_pop()
+                send("CALLED", test_id=test_id)
+            del call, tensors
+
     def references(self):
         """Each test's reference (PyTorch) timed as the solution will be, then REFERENCES with the figures: sent
         before the solution's library is loaded into this process, so no code of the submission's could change
@@ -357,6 +428,12 @@ class Runner(Timer):
 
     def __init__(self, job, torch, window=None):
         super().__init__(job, torch, window)
+        self.recorder, self.record_error = None, None
+        if job.get("record"):
+            try:  # before the library is loaded: an allocation its loading makes may be used by its calls
+                self.recorder = replay.Recorder()
+            except (replay.RecordError, OSError, AttributeError) as e:
+                self.record_error = str(e)[:300]
         lib = ctypes.CDLL(job["library"])
         self.fn = getattr(lib, job["symbol"])
         self.fn.restype = None
@@ -366,14 +443,25 @@ class Runner(Timer):
     # ---- phases
 
     def check(self):
+        """Each test once on this process's own inputs; with the job's ``record``, what each call asked of the
+        device is recorded (replay.py) and sent (RECORDED) after CHECKED, for a process that never runs this one's
+        code to replay and time."""
         cases = self.problem.cases
         total = len(cases)
         send("CHECKING", total_tests=total)
+        records = {}
         for case in cases:
             data = self.input_set(case)
             self.torch.cuda.synchronize()
+            if self.recorder is not None:
+                buffers = dict(data.inputs, **data.outputs)
+                self.recorder.begin({name: (t.data_ptr(), t.numel() * t.element_size())
+                                     for name, t in buffers.items() if self.torch.is_tensor(t)},
+                                    self.scalars(case, data.args))
             self.fn(*data.args)
             self.torch.cuda.synchronize()
+            if self.recorder is not None:
+                records[case["test_id"]] = self.recorder.end()
             debug = self.verify(case, data)
             result = {"test_id": case["test_id"], "name": case["name"], "status": "FAILED" if debug else "PASSED"}
             send("TEST_RESULT", result=result, total_tests=total)
@@ -382,6 +470,9 @@ class Runner(Timer):
                      passed_tests=case["test_id"] - 1, total_tests=total)
                 return False
         send("CHECKED", passed_tests=total, total_tests=total)
+        if self.job.get("record"):
+            send("RECORDED", records=records) if self.recorder is not None else send(
+                "RECORDED", unavailable=self.record_error)
         return True
 
     def profile_run(self):
@@ -397,90 +488,38 @@ class Runner(Timer):
             self.torch.cuda.synchronize()
             nvtx.range_pop()
 
-    def serve_calls(self, lines):
-        """For the judge: each ``CALL <id> <base64 pickle>`` line (from the judge, through the agent) names buffers the
-        judge owns (CUDA IPC handles) and the values of one call; the solution is called on them once, inside an
-        NVTX range ``kr-test-<id>`` (so that a profiler around this process times exactly that call), and
-        ``CALLED <id>`` answers once the device is done. Whatever the solution writes anywhere changes only the
-        buffers it was given; the judge checks them."""
-        torch = self.torch
-        nvtx = torch.cuda.nvtx
-        for line in lines:
-            if not line.startswith("CALL "):
-                continue
-            request = pickle.loads(base64.b64decode(line.split(" ", 2)[2]))
-            tensors = {name: rebuild(*args) for name, (rebuild, args) in request["tensors"].items()}
+    def serve_calls(self):
+        """Serves the judge's calls (``serve``) with the solution's own function."""
+        def caller(request, tensors):
             args = [tensors[value].data_ptr() if kind == "tensor" else value for kind, value in request["spec"]]
-            torch.cuda.synchronize()
-            nvtx.range_push(profiler.RANGE_PREFIX + str(request["test_id"]))
-            self.fn(*args)
-            torch.cuda.synchronize()
-            nvtx.range_pop()
-            del tensors
-            send("CALLED", test_id=request["test_id"])
+            return lambda: self.fn(*args)
+        self.serve(caller)
 
-    def benchmark(self, references):
-        """Each test timed (every sample on fresh inputs and checked), against ``references`` (Timer.references,
-        taken before the library was loaded)."""
-        torch = self.torch
-        cases = self.problem.cases
-        send("BENCHMARKING", total_tests=len(cases))
-        results = []
-        for case in cases:
-            current = []
-            failure = []
 
-            def prepare():
-                current[:] = [self.input_set(case)]
-                return lambda: self.fn(*current[0].args)
+class Replay(Timer):
+    """A process that never loads the solution's library: its device code only (replay.fatbins), and each call's
+    recorded work (the job's ``records``, from the solution's process) replayed on the judge's buffers."""
 
-            def verify():
-                # Every timed call's output counts, each against the reference of its own input set.
-                debug = self.verify(case, current[0], sample=len(samples_checked))
-                samples_checked.append(1)
-                if debug and not failure:
-                    failure.append(debug)
+    def __init__(self, job, torch):
+        super().__init__(job, torch)
+        self.replayer = replay.Replayer(replay.fatbins(job["library"]), torch)
+        self.records = {int(k): v for k, v in job["records"].items()}
 
-            samples_checked = []
-            clock_before = self.nvml.sm_clock()
-            began = time.monotonic()
-            ours = self.measure(prepare, verify)
-            timed = time.monotonic()
-            clock_after = self.nvml.sm_clock()
-            current.clear()
-            if failure:
-                send("WRONG_ANSWER", message=_wrong_message(case, failure[0], timed=True), debug_info=failure[0],
-                     passed_tests=case["test_id"] - 1, total_tests=len(cases))
-                return None
-            reference = references[case["test_id"]]
-            print("worker: test %d timed in %.3f s (%d samples, each checked; %d device spans)" % (
-                case["test_id"], timed - began, ours["iterations"], ours.get("device_span_calls", 0)),
-                file=sys.stderr, flush=True)
-            median = ours["median"]
-            flops = self.problem.flops(case["sizes"])
-            moved = self.problem.bytes_moved(case["sizes"], self.job["dtype"])
-            result = {
-                "test_id": case["test_id"], "name": case["name"], "runtime_ms": median,
-                "runtime_stats": ours,
-                "gflops": flops / (median * 1e6) if median > 0 else None,
-                "bandwidth_gbs": moved / (median * 1e6) if median > 0 else None,
-                "reference_runtime_ms": reference["median"],
-                "speedup": reference["median"] / median if median > 0 else None,
-                "sm_clock_mhz": {"before": clock_before, "after": clock_after},
-            }
-            if "device_span_calls" in ours:  # a small kernel: its steady figure beside the events'
-                result["device_span_ms"] = ours["device_span_ms"]
-            results.append(result)
-            send("BENCHMARK_RESULT", result=result)
-        medians = [r["runtime_ms"] for r in results]
-        gflops = [r["gflops"] for r in results if r["gflops"] is not None]
-        send("SUMMARY", avg_runtime_ms=stats.mean(medians), geomean_runtime_ms=stats.geomean(medians),
-             avg_gflops=stats.mean(gflops) if gflops else None,
-             geomean_speedup=stats.geomean([r["speedup"] for r in results]),
-             test_results=[{k: v for k, v in r.items() if k != "runtime_stats"} for r in results],
-             runtime={"torch": torch.__version__, "cuda": torch.version.cuda,
-                      "hip": getattr(torch.version, "hip", None), "device": self.device_name})
-        return results
+    def serve_calls(self):
+        stream = self.torch.cuda.current_stream().cuda_stream
+
+        def caller(request, tensors):
+            case = next(c for c in self.problem.cases if c["test_id"] == request["test_id"])
+            scalars = self.scalars(case, [value for _, value in request["spec"]])
+            sizes = {name: t.numel() * t.element_size() for name, t in tensors.items()}
+            ops, scratch = replay.parse(self.records.get(request["test_id"]), sizes, scalars)
+            call = self.replayer.prepare(ops, scratch, {name: t.data_ptr() for name, t in tensors.items()}, scalars)
+            return lambda: call.issue(stream)
+        self.serve(caller)
+
+
+class JudgeGone(Exception):
+    """The judge stopped answering a timed call."""
 
 
 NO_CUPTI = "no-cupti"  # a serving worker: it times nothing (and under Nsight Compute, ncu owns the counters)
@@ -593,15 +632,19 @@ def main(argv):
         if not torch.cuda.is_available():
             send("ERROR", message="no GPU is visible to PyTorch on this machine")
             return 0
-        references = window = None
+        window = None
         if job["mode"] in ("reference", "benchmark"):
             # The reference's times first, while no code of the submission's is in this process.
             send("PHASE", name="reference")
             timer = Timer(job, torch)
-            references, window = timer.references(), timer.empty_window()
+            timer.references()
+            window = timer.empty_window()
             del timer
             if job["mode"] == "reference":  # a warm process times them while the solution compiles
                 job = _load(sys.stdin.readline().strip())
+        if job["mode"] == "replay":
+            Replay(job, torch).serve_calls()
+            _done()
         runner = Runner(job, torch, window)
         if job["mode"] == "profile":
             send("PHASE", name="profile")
@@ -609,18 +652,12 @@ def main(argv):
             send("DONE")
             return 0
         if job["mode"] == "serve":
-            runner.serve_calls(sys.stdin)
+            runner.serve_calls()
             _done()
         send("PHASE", name="check")
-        if not runner.check():
-            return 0
-        if job["mode"] == "benchmark":
-            # The agent's judge may still use the device: the benchmark starts when the agent says so.
-            if job.get("hold_before_benchmark") and sys.stdin.readline().strip() != "GO":
-                return 0  # the submission ended at the judge's verdict
-            send("PHASE", name="benchmark")
-            runner.benchmark(references)
-        _done()
+        if runner.check():
+            _done()
+        return 0
     except ImportError as e:
         send("ERROR", message="PyTorch is not installed on this machine", details=str(e))
         return 0

@@ -115,10 +115,12 @@ def main():
         results["adversarial"] = adversarial_part()
     if PART == "smoke":
         results["smoke"] = smoke_part()
+    if PART == "replay":  # issue 26's: what the trusted replay ranks, and what it refuses
+        results["adversarial"] = adversarial_part(only="replay")
     if PART == "isolation":
         if not os.environ.get("KR_CASES"):
             results["smoke"] = smoke_part()
-        results["adversarial"] = adversarial_part(only_isolation=True)
+        results["adversarial"] = adversarial_part(only="isolation")
     return finish(results, {k: v for k, v in results.items() if k in ("do_bench", "streams", "stream_escape",
                                                                       "spread", "profile", "adversarial", "smoke")})
 
@@ -152,10 +154,18 @@ def agent_digest():
     return h.hexdigest()
 
 
+HONEST = {}  # the honest leaky-relu's geomean, timed in the same run: what a case's min_honest_ratio is against
+
+
 def judge_case(case, events, name):
-    """Whether a case's last event is what it must be; an attack's log must show it ran and breached nothing."""
+    """Whether a case's last event is what it must be; an attack's log must show it ran and breached nothing; a
+    ranked result may be no faster than ``min_honest_ratio`` of the honest kernel's."""
     last = events[-1] if events else {}
     ok = last.get("type") in case["expect"]
+    if ok and "ranked" in case:
+        ok = last.get("ranked") is case["ranked"]
+    if ok and "min_honest_ratio" in case and HONEST.get(case["problem"]):
+        ok = (last.get("geomean_runtime_ms") or 0) >= case["min_honest_ratio"] * HONEST[case["problem"]]
     if ok and "message" in case:
         ok = case["message"] in (last.get("message") or "")
     if ok and "unverified" in case:
@@ -169,17 +179,23 @@ def judge_case(case, events, name):
     return ok
 
 
-def adversarial_part(only_isolation=False):
+def adversarial_part(only=None):
     """Every kernel of selftest/adversarial/ (cases.json: each with the verdict it must get, ``repeat`` times in a
     row), then honest kernels through the same judge: the timed worker's claims stand (verified) and check mode
-    ends CHECKED; the agent's folder is as it was. ``only_isolation``: the cases marked so (issue 25's)."""
+    ends CHECKED; the agent's folder is as it was. ``only``: the cases marked so ("isolation": issue 25's, "replay":
+    issue 26's)."""
     folder = os.path.join(HERE, "adversarial")
     with open(os.path.join(folder, "cases.json")) as f:
-        cases = [c for c in json.load(f) if c.get("isolation") or not only_isolation]
+        cases = [c for c in json.load(f) if only is None or c.get(only)]
     chosen = [name for name in os.environ.get("KR_CASES", "").split(",") if name]  # a part of them, by file
     cases = [c for c in cases if not chosen or c["file"] in chosen]
     before = agent_digest()
     rows = []
+    honest_run = run_agent("adversarial-honest-leaky-relu", "leaky-relu", "cuda",
+                           read(os.path.join(HERE, "kernels", "leaky-relu.cu")))
+    HONEST["leaky-relu"] = (honest_run[-1] if honest_run else {}).get("geomean_runtime_ms")
+    rows.append({"kernel": "honest leaky-relu (the bar of min_honest_ratio)", "geomean_runtime_ms": HONEST["leaky-relu"],
+                 "ranked": (honest_run[-1] if honest_run else {}).get("ranked")})
     for case in cases:
         for attempt in range(case.get("repeat", 1)):
             # A case may be a variant of a kernel: the same file with a #define put in front ("define").
@@ -193,9 +209,11 @@ def adversarial_part(only_isolation=False):
             ok = judge_case(case, events, name)
             checks.append({"check": "adversarial: " + name, "ok": ok, "expected": case,
                            "got": {k: last.get(k) for k in ("type", "message", "unverified", "verification",
-                                                            "geomean_speedup", "isolation")}})
+                                                            "geomean_speedup", "isolation", "ranked",
+                                                            "geomean_runtime_ms")}})
             rows.append({"kernel": case["file"], "verdict": last.get("type"), "message": last.get("message"),
                          "unverified": last.get("unverified"), "geomean_speedup": last.get("geomean_speedup"),
+                         "ranked": last.get("ranked"), "geomean_runtime_ms": last.get("geomean_runtime_ms"),
                          "timing": (last.get("verification") or {}).get("timing"),
                          "breaches": [line for line in logs.get(name, "").splitlines() if "KR-ATTACK" in line][:20]})
     honest = (("leaky-relu", "benchmark", "BENCHMARKED"), ("matrix-multiplication", "benchmark", "BENCHMARKED"),
@@ -206,9 +224,11 @@ def adversarial_part(only_isolation=False):
         if expect("honest %s through the judge: %s" % (mode, slug), events, wanted):
             verdict = events[-1].get("verification") or {}
             timing = verdict.get("timing") or {}
-            checks.append({"check": "the judge passed it and the profiler agrees: " + slug,
-                           "ok": verdict.get("judge") == "passed" and timing.get("status", "verified") == "verified"
-                           and not events[-1].get("unverified"), "got": verdict, "expected": "verified"})
+            checks.append({"check": "the judge passed it and its times are the replay's: " + slug,
+                           "ok": verdict.get("judge") == "passed" and (mode != "benchmark" or (
+                               timing.get("method") == "replayed" and timing.get("status") == "verified"
+                               and events[-1].get("ranked") is True)),
+                           "got": verdict, "expected": "replayed, verified"})
             checks.append({"check": "a full room: " + slug, "ok": (events[-1].get("isolation") or {}).get("full")
                            is True, "got": events[-1].get("isolation"), "expected": "full"})
             rows.append({"kernel": "honest " + slug, "verdict": wanted, "verification": verdict})

@@ -8,6 +8,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import types
 import unittest
 from unittest import mock
 
@@ -15,8 +16,8 @@ from remote_agent import agent, events, payload, verification
 
 KEY = bytes(range(32))
 
-# worker.py's protocol in benchmark mode: PHASE reference, REFERENCES (before the library), then the check, GO,
-# the benchmark; from CHECKING on the library is loaded, and this one lies about the reference.
+# worker.py's protocol in benchmark mode: PHASE reference, REFERENCES (before the library), then the check and its
+# RECORDED; from CHECKING on the library is loaded, and this one lies about the reference and forges its own times.
 FORGER = textwrap.dedent('''
     import json, sys
     def send(event, **fields):
@@ -28,30 +29,34 @@ FORGER = textwrap.dedent('''
     send("CHECKING", total_tests=2)
     send("REFERENCES", tests=[{"test_id": 1, "runtime_ms": 5.0}, {"test_id": 2, "runtime_ms": 20.0}])
     send("CHECKED", passed_tests=2, total_tests=2)
-    assert sys.stdin.readline().strip() == "GO"
-    send("PHASE", name="benchmark")
     send("BENCHMARKING", total_tests=2)
     forged = [{"test_id": t, "name": "t%d" % t, "runtime_ms": r, "reference_runtime_ms": 9.0, "speedup": 9.0 / r}
               for t, r in ((1, 0.025), (2, 0.1))]
     for result in forged:
         send("BENCHMARK_RESULT", result=result)
     send("SUMMARY", avg_runtime_ms=0.0625, geomean_runtime_ms=0.05, geomean_speedup=180.0, test_results=forged)
+    send("RECORDED", records={"1": {"ops": []}, "2": {"ops": []}})
     send("DONE")
 ''')
 
 
+def figure(median, iterations=100):
+    return {"median": median, "mean": median, "min": median, "max": median, "cv": 0.0, "iterations": iterations,
+            "throttled": 0, "samples": [median] * iterations}
+
+
 class ReferenceTest(unittest.TestCase):
-    def test_the_speedups_are_over_the_reference_times_taken_before_the_library(self):
-        passed = verification.Outcome("PASSED", [{"test_id": 1}, {"test_id": 2}])
-        with mock.patch.object(agent.Agent, "judged", lambda self, *a, **k: (passed, None)):
-            report, emitted = self.run_worker(FORGER)
+    def test_the_solutions_process_says_nothing_of_times_and_the_speedups_are_over_the_first_references(self):
+        report, emitted = self.run_worker(FORGER)
         self.assertIsNotNone(report)
-        results = [e["result"] for e in emitted if e["type"] == "BENCHMARK_RESULT"]
-        self.assertEqual([0.05, 0.2], [r["reference_runtime_ms"] for r in results])
+        self.assertEqual(["CHECKING", "CHECKED"], [e["type"] for e in emitted],
+                         "its BENCHMARKING, BENCHMARK_RESULT and SUMMARY reach no one")
+        self.assertEqual({"1": {"ops": []}, "2": {"ops": []}}, report.records["records"], "its record, a claim")
+        self.assertEqual({1: 0.05, 2: 0.2}, self.runner.references)
+        results = [agent.result_of(self.problem, "float32", case, figure(t), self.runner.references[case["test_id"]])
+                   for case, t in zip(self.problem.cases[:2], (0.025, 0.1))]
         self.assertEqual([2.0, 2.0], [round(r["speedup"], 9) for r in results])
-        summary = report.summary
-        self.assertEqual([0.05, 0.2], [r["reference_runtime_ms"] for r in summary["test_results"]])
-        self.assertAlmostEqual(2.0, summary["geomean_speedup"])
+        self.assertAlmostEqual(2.0, agent.summary_of(results, None)["geomean_speedup"])
 
     def test_a_worker_that_ends_before_the_reference_is_an_error_not_the_kernels(self):
         report, emitted = self.run_worker("import sys; print('no device', file=sys.stderr); sys.exit(3)")
@@ -69,7 +74,8 @@ class ReferenceTest(unittest.TestCase):
         with open(script, "w") as f:
             f.write(script_text)
         out = io.StringIO()
-        runner = agent.Agent(events.Emitter(KEY, out), workspace=workspace)
+        runner = self.runner = agent.Agent(events.Emitter(KEY, out), workspace=workspace)
+        self.problem = agent.catalog.load("leaky-relu")
         runner.began = time.monotonic()
         runner.job = {"library": "x.so", "symbol": "solution", "problem": "leaky-relu", "dtype": "float32"}
         runner.solution = runner.judge = None
@@ -80,7 +86,7 @@ class ReferenceTest(unittest.TestCase):
         env = dict(agent.worker_command(workspace.work)[1])
         with mock.patch.object(agent, "worker_command", lambda w: ([sys.executable, script], env)), \
                 mock.patch.object(agent.device, "info", lambda: {}):
-            report = runner.execute(job, None, None, workspace.work)
+            report = runner.execute(job, None, types.SimpleNamespace(kind="nvcc"), workspace.work)
         return report, [events.decode(line, KEY) for line in out.getvalue().splitlines()]
 
     def test_figures_that_are_not_times_are_left_out(self):
@@ -88,7 +94,8 @@ class ReferenceTest(unittest.TestCase):
                                                  {"test_id": 3, "runtime_ms": float("nan")}, {"test_id": "4"},
                                                  {"test_id": 5, "runtime_ms": True}, "junk"]})
         self.assertEqual({1: 0.1}, times)
-        self.assertIsNone(agent.with_reference({"test_id": 2, "runtime_ms": 0.1}, times)["speedup"],
+        problem = agent.catalog.load("leaky-relu")
+        self.assertIsNone(agent.result_of(problem, "float32", problem.cases[1], figure(0.1), times.get(2))["speedup"],
                           "no reference time: no speedup")
 
 
@@ -103,22 +110,24 @@ class UnverifiedConfirmedTest(unittest.TestCase):
         runs = []
         answers = list(first_then)
 
-        def profiled(self_, payload_, toolchain, work, tool, claims, name):
+        def audit_once(self_, payload_, work, tool, results, name):
             runs.append((name, os.path.exists(flag)))
             return answers.pop(0)
 
         runner = agent.Agent(events.Emitter(KEY, io.StringIO()))
         runner.began = time.monotonic()
-        with mock.patch.object(agent.Agent, "profiled_verdict", profiled), \
+        with mock.patch.object(agent.Agent, "audit_once", audit_once), \
                 mock.patch.dict(os.environ, {gate.VARIABLE: flag}):
-            verdict = runner.timing_verdict(None, None, None, "ncu", [])
+            timing = runner.audited(None, None, "ncu", [], {"method": "replayed", "status": "pending"})
+        self.assertEqual("replayed", timing["method"])
+        verdict = dict(timing["audit"], status=timing["status"])
         self.assertFalse(os.path.exists(flag), "the gate is released after")
         return verdict, runs
 
     def test_an_unverified_verdict_stands_only_if_a_second_run_with_the_device_held_agrees(self):
         noisy = {"status": "unverified", "problems": ["test 2: timed at 0.00267 ms, but the profiler saw 0.00464"]}
         verdict, runs = self.verdicts(noisy, {"status": "verified", "problems": []})
-        self.assertEqual([("verify", False), ("verify-again", True)], runs)
+        self.assertEqual([("audit", False), ("audit-again", True)], runs)
         self.assertEqual("verified", verdict["status"])
         self.assertEqual(noisy["problems"], verdict["first_run"]["problems"], "the first run is on record")
         verdict, _ = self.verdicts(noisy, dict(noisy))
@@ -126,4 +135,4 @@ class UnverifiedConfirmedTest(unittest.TestCase):
 
     def test_a_verified_verdict_needs_one_run(self):
         verdict, runs = self.verdicts({"status": "verified", "problems": []})
-        self.assertEqual([("verify", False)], runs)
+        self.assertEqual([("audit", False)], runs)

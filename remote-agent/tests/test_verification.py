@@ -140,10 +140,10 @@ class VerificationTest(unittest.TestCase):
             os.makedirs(os.path.join(folder, "ok"))
             _, ok_worker = scripts(os.path.join(folder, "ok"))
             # The agent's judged(): the run, told its processes as it starts them; the second test hangs.
-            agent.judged = lambda payload, toolchain, cwd, tool, run: (verification.run(
+            agent.judged = lambda payload, cwd, run: (verification.run(
                 pair(folder, judge, work), {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
                 log=lambda *a: None, on_start=run.hold), None)
-            run = JudgeRun(agent, None, None, folder)
+            run = JudgeRun(agent, None, folder)
             while not run.processes:
                 time.sleep(0.05)
             began = time.monotonic()
@@ -152,10 +152,10 @@ class VerificationTest(unittest.TestCase):
             self.assertLess(time.monotonic() - began, 10, "not the run's own 60 s limit")
             self.assertTrue(all(p.poll() is not None for p in run.processes))
             # A pass leaves its processes idle (the agent's judged() lingers) until release() ends them.
-            agent.judged = lambda payload, toolchain, cwd, tool, run: (verification.run(
+            agent.judged = lambda payload, cwd, run: (verification.run(
                 pair(folder, judge, ok_worker), {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
                 log=lambda *a: None, on_start=run.hold, linger=True), None)
-            passed = JudgeRun(agent, None, None, folder)
+            passed = JudgeRun(agent, None, folder)
             self.assertEqual("PASSED", passed.outcome().status)
             self.assertEqual([None, None], [p.poll() for p in passed.processes])
             passed.release()
@@ -163,7 +163,7 @@ class VerificationTest(unittest.TestCase):
             while any(p.poll() is None for p in passed.processes) and time.monotonic() < deadline:
                 time.sleep(0.05)
             self.assertTrue(all(p.poll() is not None for p in passed.processes), "released: both ended")
-            late = JudgeRun(agent, None, None, folder)
+            late = JudgeRun(agent, None, folder)
             late.cancel()
             self.assertNotEqual("PASSED", late.outcome().status, "cancelled as it starts: it never passes")
             self.assertTrue(all(p.poll() is not None for p in late.processes))
