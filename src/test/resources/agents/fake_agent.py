@@ -9,6 +9,9 @@ What it does is chosen by directives in the submitted code, so one agent serves 
   // piece-delay: <seconds after each piece of the report>
   // timing: verified | unverified | never   (benchmark mode: BENCHMARKED with its times pending, then VERIFIED
   //                                          saying so after a second; never: the agent ends without it)
+  // timing-method: replayed | own-process   (benchmark mode with timing: how the times were made, as
+  //                                         remote_agent/agent.py says it; own-process: published unranked at
+  //                                         once, no VERIFIED; default replayed)
   // runtime: <ms>   (test i's runtime is <ms> x i; default 0.5)
   // spread: <fraction>   (each test's 21 timed samples spread evenly over runtime x (1 -+ fraction); default 0.01)
   // verdict-after: <seconds>   (benchmark mode with timing: between BENCHMARKED and VERIFIED; default 1)
@@ -223,19 +226,24 @@ def main():
     summary = dict(avg_runtime_ms=1.5 * base, geomean_runtime_ms=base * 2 ** 0.5, geomean_speedup=1.0 / base,
                    avg_gflops=75.0, test_results=results, device={"name": "fake"},
                    needs_review=directive(code, "review", "no") == "yes")
+    method = directive(code, "timing-method", "replayed")
     if timing is None:
         emit("BENCHMARKED", **summary)
+    elif method == "own-process":
+        emit("BENCHMARKED", **summary, ranked=False, unverified=False, verification={
+            "judge": "passed", "tests": len(tests), "timing": {"method": "own-process", "status": "unranked",
+                                                               "reason": "test 1: the call uses cuGraphLaunch"}})
     else:
-        emit("BENCHMARKED", **summary,
-             verification={"judge": "passed", "tests": len(tests), "timing": {"status": "pending",
-                                                                               "by": "Nsight Compute"}},
+        emit("BENCHMARKED", **summary, ranked=True,
+             verification={"judge": "passed", "tests": len(tests), "timing": {"method": "replayed", "status": "pending",
+                                                                               "audit": "Nsight Compute"}},
              unverified=False)
         if timing != "never":
             time.sleep(float(directive(code, "verdict-after", "1")))
             emit("BENCHMARK_RESULT", result=results[0])  # out of place after the end: dropped
-            emit("VERIFIED", timing={"status": timing, "by": "Nsight Compute",
-                                     "problems": ["test 1: claimed 0.5 ms, profiler 1.0 ms"] if timing == "unverified"
-                                     else []})
+            emit("VERIFIED", timing={"method": "replayed", "status": timing, "audit": {
+                "by": "ncu", "problems": ["test 1: claimed 0.5 ms, profiler 1.0 ms"] if timing == "unverified"
+                else []}})
             emit("VERIFIED", timing={"status": "verified", "by": "a second verdict: dropped"})
     if behaviour == "garbage":
         emit("TEST_RESULT", result={"test_id": 100, "name": "after the end", "status": "FAILED"})

@@ -277,8 +277,8 @@ public final class TerminalClient {
         out.println("  ✓ " + result.getValue("test_id") + " " + result.getString("name", "")
             + (result.getValue("runtime_ms") instanceof Number n ? ": " + number(n.doubleValue()) + " ms" : ""));
       }
-      case "BENCHMARKED" -> out.println("benchmarked" + (EventType.timingPending(data)
-          ? "; the profiler is checking its times" : ""));
+      case "BENCHMARKED" -> out.println("benchmarked" + timingBy(timing(data)) + (EventType.timingPending(data)
+          ? "; the profiler is auditing its times" : ""));
       case "VERIFIED" -> out.println("times " + data.getJsonObject("timing", new JsonObject()).getString("status", "?")
           + timingBy(data.getJsonObject("timing")));
       case "PROFILED" -> out.println("profiled");
@@ -320,8 +320,18 @@ public final class TerminalClient {
     out.println(submission.getString("status"));
   }
 
+  private static JsonObject timing(JsonObject data) {
+    return data.getJsonObject("verification", new JsonObject()).getJsonObject("timing");
+  }
+
+  /** How the times were made ({@code replayed}: out of the submission's reach, or its own process's: unranked). */
   private static String timingBy(JsonObject timing) {
-    return timing != null && timing.getString("by") != null ? " (" + timing.getString("by") + ")" : "";
+    if (timing == null || timing.getString("method") == null) {
+      return "";
+    }
+    String method = timing.getString("method");
+    return " (" + ("replayed".equals(method) ? "times replayed out of the submission's reach"
+        : method + ", not ranked: " + timing.getString("reason", "?")) + ")";
   }
 
   private static String number(Double value) {

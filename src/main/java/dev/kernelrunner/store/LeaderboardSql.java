@@ -8,8 +8,9 @@ final class LeaderboardSql {
   private LeaderboardSql() {}
 
   /**
-   * Results that may rank: benchmark runs that ended BENCHMARKED, that the judge passed and whose times the
-   * profiler confirmed ({@code verification.timing.status = verified}: not pending, unverified or never checked),
+   * Results that may rank: benchmark runs that ended BENCHMARKED, that the judge passed, whose times a process that
+   * never ran the submission's host code measured ({@code verification.timing.method = replayed}: not its own
+   * process's) and no audit contradicts ({@code verification.timing.status = verified}: not pending or unverified),
    * run in a full room ({@code isolation.full}: a user of the job's own, every namespace, Landlock and the
    * system-call filter; remote-agent/README.md), not marked {@code needs_review}, not invalidated. Filtered by
    * problem ({@code $1}), GPU type and dtype ({@code $2}, {@code $3}; null: any).
@@ -23,6 +24,7 @@ final class LeaderboardSql {
          AND ($1::text IS NULL OR problem = $1) AND ($2::text IS NULL OR gpu_type = $2)
          AND ($3::text IS NULL OR dtype = $3)
          AND result #>> '{verification,judge}' = 'passed'
+         AND result #>> '{verification,timing,method}' = 'replayed'
          AND result #>> '{verification,timing,status}' = 'verified'
          AND result #>> '{isolation,full}' = 'true'
          AND COALESCE((result->>'needs_review')::boolean, false) = false

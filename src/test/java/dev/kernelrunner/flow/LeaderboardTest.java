@@ -35,7 +35,7 @@ class LeaderboardTest {
     service = TestService.start(vertx, Map.of("LOCAL_MAX_CONCURRENT", "8", "MAX_ACTIVE_PER_USER", "10"));
     // name -> (user, directives): ann's best is her first; bob is within the noise of ann; cat is clearly
     // slower; dan's times were not confirmed, eve's need review, fay's were never checked, gus only checked, ivy's
-    // job ran in a room the host could not lock fully.
+    // job ran in a room the host could not lock fully, joe's times come from his solution's own process.
     String[][] runs = {
         {"ann-best", "ann", "// runtime: 0.5\n// timing: verified"},
         {"ann-worse", "ann", "// runtime: 0.55\n// timing: verified"},
@@ -46,6 +46,7 @@ class LeaderboardTest {
         {"fay", "fay", "// runtime: 0.1\n// timing: never"},
         {"hal", "hal", "// runtime: 0.1"},
         {"ivy", "ivy", "// runtime: 0.1\n// timing: verified\n// isolation: partial"},
+        {"joe", "joe", "// runtime: 0.1\n// timing: verified\n// timing-method: own-process"},
     };
     for (String[] run : runs) {
       String token = tokens.computeIfAbsent(run[1], LeaderboardTest::token);
