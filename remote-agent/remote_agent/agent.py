@@ -627,7 +627,10 @@ class Agent:
         checks."""
         why = unreplayable(toolchain, records, problem)
         if why is None:
-            outcome = self.timed_run(payload, work, dict(self.job, mode="replay", records=records["records"]), REPLAY)
+            # Half the time limit: a replay that hangs (a kernel waiting for its host code, say) leaves the rest to
+            # the solution's own process.
+            outcome = self.timed_run(payload, work, dict(self.job, mode="replay", records=records["records"]), REPLAY,
+                                     payload.limits["benchmark_seconds"] / 2)
             figures, why = timed_figures(outcome, problem, "the replay")
             if figures is not None:
                 self.replay_records = records["records"]
@@ -656,17 +659,20 @@ class Agent:
             return None
         return figures, {"method": "own-process", "status": "unranked", "reason": why, "how": OWN_PROCESS}
 
-    def timed_run(self, payload, work, job, pair):
-        """One timed run of the judge's (``timed``) with ``job``'s worker: the prestarted ``pair`` if any."""
+    def timed_run(self, payload, work, job, pair, limit=None):
+        """One timed run of the judge's (``timed``) with ``job``'s worker: the prestarted ``pair`` if any. Started
+        now, they are this job's own: they do not wait at the timing gate the job holds (gate.py)."""
         argv, env = self._worker_argv(work, job, pair + "-job.json")
+        env = {k: v for k, v in env.items() if k != gate.VARIABLE}
         started = None
         if self.prestarted is not None:
             started = self.prestarted.take_pair(pair, argv[-1])
         judge_job = dict({k: self.job[k] for k in ("problem", "dtype", "problems_dir")}, timed=True)
         began = time.monotonic()
         outcome = verification.run(lambda: start_pair(self.room, work, argv, env), judge_job,
-                                   payload.input_secret or os.urandom(32), payload.limits["benchmark_seconds"], log,
-                                   started=started, await_worker=False)
+                                   payload.input_secret or os.urandom(32),
+                                   limit or payload.limits["benchmark_seconds"], log, started=started,
+                                   await_worker=False)
         log("agent: timed (%s) in %.2f s: %s" % (pair, time.monotonic() - began, outcome.status))
         return outcome
 
@@ -919,6 +925,8 @@ def timed_figures(outcome, problem, who):
         said = outcome.calls.get(failure.get("test_id"), {}).get("unreplayable")
         if said:
             return None, "test %s: %s" % (failure.get("test_id"), str(said)[:300])
+        if outcome.calls.get("error"):
+            return None, "%s failed: %s" % (who, outcome.calls["error"])
         if outcome.status == "FAILED":
             return None, ("test %s: %s gave a wrong answer on the judge's inputs in sample %s: the call's work "
                           "depends on more than its record (data-dependent host logic, state kept between calls, "

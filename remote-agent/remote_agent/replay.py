@@ -221,11 +221,11 @@ def _parse(record, sizes, scalars):
                     pointers.append(dict(_ref(ptr, sizes, what + " pointer"), at=at))
                 places = []
                 for place in p.get("scalars", []):
-                    name = place.get("name") if isinstance(place, dict) else None
-                    if name not in scalars:
-                        raise RecordError(what + ": no such scalar %r" % name)
-                    at = _int(place.get("at"), what + " scalar", 0, len(raw) - len(scalars[name]))
-                    places.append({"at": at, "name": name})
+                    scalar = place.get("name") if isinstance(place, dict) else None
+                    if scalar not in scalars:
+                        raise RecordError(what + ": no such scalar %r" % scalar)
+                    at = _int(place.get("at"), what + " scalar", 0, len(raw) - len(scalars[scalar]))
+                    places.append({"at": at, "name": scalar})
                 parsed.append({"bytes": raw, "pointers": pointers, "scalars": places})
             if total > MAX_PARAM_BYTES:
                 raise RecordError(what + ": more than %d bytes of parameters" % MAX_PARAM_BYTES)
@@ -272,29 +272,60 @@ class Driver:
         if code != 0:
             raise RecordError("%s failed (CUresult %d)" % (name, code))
 
+    def function_of(self, handle):
+        """The CUfunction behind a launch's handle: CUDA 12/13's runtime launches with a CUkernel cast to a CUfunction
+        (crt/host_runtime.h: __cudaGetKernel, then __cudaLaunchKernel), which cuKernelGetFunction turns into the
+        current context's CUfunction; a handle that is a CUfunction already is refused there and kept."""
+        function = ctypes.c_void_p()
+        getter = getattr(self.lib, "cuKernelGetFunction", None)
+        if getter is not None and getter(ctypes.byref(function), ctypes.c_void_p(handle)) == 0 and function.value:
+            return function.value
+        return handle
+
     def name_of(self, function):
-        """A kernel's (mangled) name, for a CUfunction or a CUkernel handle."""
+        """A kernel's (mangled) name, from its CUfunction."""
         name = ctypes.c_char_p()
-        for getter in ("cuFuncGetName", "cuKernelGetName"):
-            if getattr(self.lib, getter)(ctypes.byref(name), ctypes.c_void_p(function)) == 0 and name.value:
-                return name.value.decode("utf-8", "replace")
+        if self.lib.cuFuncGetName(ctypes.byref(name), ctypes.c_void_p(function)) == 0 and name.value:
+            return name.value.decode("utf-8", "replace")
         raise RecordError("the kernel's name cannot be read")
 
     def param_layout(self, function):
-        """[(offset, size)] of a kernel's parameters (cuFuncGetParamInfo, CUDA 12.4; cuKernelGetParamInfo)."""
-        for getter in ("cuFuncGetParamInfo", "cuKernelGetParamInfo"):
-            fn = getattr(self.lib, getter, None)
-            if fn is None:
-                continue
-            layout = []
-            offset, size = ctypes.c_size_t(), ctypes.c_size_t()
-            while len(layout) <= 1024 and fn(ctypes.c_void_p(function), ctypes.c_size_t(len(layout)),
-                                             ctypes.byref(offset), ctypes.byref(size)) == 0:
-                layout.append((offset.value, size.value))
-            if layout or fn(ctypes.c_void_p(function), ctypes.c_size_t(0), ctypes.byref(offset),
-                            ctypes.byref(size)) == 1:  # CUDA_ERROR_INVALID_VALUE at 0: no parameters at all
+        """[(offset, size)] of a CUfunction's parameters (cuFuncGetParamInfo, CUDA 12.4): read until the driver
+        answers CUDA_ERROR_INVALID_VALUE (1) past the last one; any other answer is an error."""
+        layout = []
+        offset, size = ctypes.c_size_t(), ctypes.c_size_t()
+        while len(layout) <= 1024:
+            code = self.lib.cuFuncGetParamInfo(ctypes.c_void_p(function), ctypes.c_size_t(len(layout)),
+                                               ctypes.byref(offset), ctypes.byref(size))
+            if code == 1:
                 return layout
-        raise RecordError("the kernel's parameters cannot be read")
+            if code != 0:
+                raise RecordError("the kernel's parameters cannot be read (CUresult %d)" % code)
+            layout.append((offset.value, size.value))
+        raise RecordError("a kernel with more than 1024 parameters")
+
+    def load(self, images):
+        """Modules of ``images`` (fat binaries) in the current context; the images are kept (the driver's copy of a
+        module's image is not documented for cuModuleLoadData). Raises RecordError if none loads."""
+        modules, codes = [], []
+        for image in images:
+            module = ctypes.c_void_p()
+            buffer = ctypes.create_string_buffer(image, len(image))
+            code = self.lib.cuModuleLoadData(ctypes.byref(module), buffer)
+            codes.append(code)
+            if code == 0:
+                modules.append((module, buffer))
+        if not modules:
+            raise RecordError("none of the library's device code loads here (CUresult %s)" % codes)
+        return modules
+
+    def lookup(self, modules, name):
+        """The CUfunction named ``name`` in ``modules``, else None."""
+        handle = ctypes.c_void_p()
+        for module, _ in modules:
+            if self.lib.cuModuleGetFunction(ctypes.byref(handle), module, name.encode()) == 0:
+                return handle.value
+        return None
 
 
 class Recorder:
@@ -302,7 +333,9 @@ class Recorder:
     buffer allocated in an earlier call may be used in this one), the device work only inside ``window``. Runs in
     the submission's own process: what it records is only a claim, which the replay and the judge test."""
 
-    def __init__(self):
+    def __init__(self, library=None):
+        self.library = library
+        self.modules = None  # the library's device code, loaded here at the first call: layouts by kernel name
         self.cupti = _cupti()
         if self.cupti is None:
             raise RecordError("no CUPTI library here")
@@ -329,7 +362,13 @@ class Recorder:
     def begin(self, buffers, scalars=None):
         """Records the device work from now on; ``buffers``: the call's {name: (address, bytes)}; ``scalars``: its
         random scalar arguments, {name: bytes}."""
-        self.ops, self.unreplayable = [], None
+        failed = None
+        if self.modules is None and self.library:
+            try:
+                self.modules = self.driver.load(fatbins(self.library))
+            except RecordError as e:
+                self.modules, failed = [], str(e)
+        self.ops, self.unreplayable = [], failed
         self.buffers, self.scalars = buffers, scalars or {}
 
     def end(self):
@@ -417,15 +456,22 @@ class Recorder:
             params = LaunchParams.from_address(info.params)
             dims, function, values = params, params.f, params.kernel_params
             cooperative = LAUNCHES[name]
-            if name == "cuLaunchKernel" and params.extra:
+            if name == "cuLaunchKernel" and params.extra and ctypes.c_void_p.from_address(params.extra).value:
                 self.unreplayable = "a launch with its parameters in 'extra', which the replay does not read"
                 return
         if not values:
             self.unreplayable = "a launch without kernelParams"
             return
-        layout = self.driver.param_layout(function)
+        # The name as CUPTI gives it (cupti_callbacks.h: symbolName, for launches), the layout from the library's own
+        # device code by that name: the same CUfunction the replay will use, and no foreign handle asked about.
+        name = (info.symbol_name or b"").decode("utf-8", "replace")
+        own = self.driver.lookup(self.modules or [], name) if name else None
+        if own is None:
+            function = self.driver.function_of(function)
+            name = name or self.driver.name_of(function)
+        layout = self.driver.param_layout(own if own is not None else function)
         ranges = self._ranges()
-        self.ops.append({"op": "launch", "kernel": self.driver.name_of(function),
+        self.ops.append({"op": "launch", "kernel": name,
                          "grid": [dims.gx, dims.gy, dims.gz], "block": [dims.bx, dims.by, dims.bz],
                          "shared": dims.shared, "cooperative": cooperative,
                          "params": [param_record(ctypes.string_at(values[i], size), ranges, self.scalars)
@@ -449,7 +495,9 @@ def fatbins(library_path, limit=256 << 20):
         raise RecordError("the library's section table is out of bounds")
 
     def section(i):
-        _name, _type, _flags, _addr, offset, size = struct.unpack_from("<IIQQQQ", data, shoff + i * 64)
+        _name, kind, _flags, _addr, offset, size = struct.unpack_from("<IIQQQQ", data, shoff + i * 64)
+        if kind == 8:  # SHT_NOBITS (.bss): a size, and no bytes in the file
+            return _name, offset, 0
         if offset + size > len(data):
             raise RecordError("a section of the library is out of bounds")
         return _name, offset, size
@@ -494,38 +542,29 @@ class Replayer:
     def __init__(self, images, torch):
         self.driver = Driver()
         self.torch = torch
-        self.modules = []
         self.functions = {}
-        codes = []
-        for image in images:  # one that does not load (for another device, say) is left out
-            module = ctypes.c_void_p()
-            buffer = ctypes.create_string_buffer(image, len(image))
-            code = self.driver.lib.cuModuleLoadData(ctypes.byref(module), buffer)
-            codes.append(code)
-            if code == 0:
-                self.modules.append(module)
-        if not self.modules:
-            raise RecordError("none of the library's device code loads here (CUresult %s)" % codes)
+        self.modules = self.driver.load(images)
 
     def function(self, name):
         if name not in self.functions:
-            handle = ctypes.c_void_p()
-            for module in self.modules:
-                if self.driver.lib.cuModuleGetFunction(ctypes.byref(handle), module, name.encode()) == 0:
-                    self.functions[name] = handle.value
-                    break
-            else:
+            found = self.driver.lookup(self.modules, name)
+            if found is None:
                 raise RecordError("the kernel %s is not in the solution's device code (a library's kernel, or code "
                                   "built at run time?)" % name[:200])
+            self.functions[name] = found
         return self.functions[name]
 
-    def prepare(self, ops, scratch, addresses, scalars=None):
-        """The call's work as launches ready to issue: ``addresses`` are this process's {buffer: address} of the
-        call's buffers, ``scalars`` the bytes of its scalar arguments; scratch allocations are made here (zeroed). Checks each launch's parameters against the
+    def prepare(self, ops, scratch, addresses, scalars, stream):
+        """The call's work as driver calls ready to make on ``stream``, their arguments built here once (a call's
+        issue makes no Python object: several short kernels are not spaced out by the replay's own overhead).
+        ``addresses`` are this process's {buffer: address} of the call's buffers, ``scalars`` the bytes of its
+        scalar arguments; scratch allocations are made here (zeroed). Checks each launch's parameters against the
         kernel's own layout. Returns a Call."""
+        lib = self.driver.lib
         scratch_tensors = [self.torch.zeros(size, dtype=self.torch.uint8, device="cuda") for size in scratch]
         addresses = dict(addresses, **{"scratch:%d" % i: t.data_ptr() for i, t in enumerate(scratch_tensors)})
-        steps = []
+        stream = ctypes.c_void_p(stream)
+        steps, kept = [], []
         for op in ops:
             if op["op"] == "launch":
                 function = self.function(op["kernel"])
@@ -542,41 +581,38 @@ class Replayer:
                         raw[place["at"]:place["at"] + len(value)] = value
                     values.append(ctypes.create_string_buffer(bytes(raw), max(1, len(raw))))
                 array = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+                kept.append((values, array))
                 if op["shared"] > 48 * 1024:
                     self.driver.call("cuFuncSetAttribute", ctypes.c_void_p(function),
                                      self.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, op["shared"])
-                steps.append(("launch", function, op, values, array))
+                dims = [ctypes.c_uint(v) for v in op["grid"] + op["block"]] + [ctypes.c_uint(op["shared"])]
+                if op["cooperative"]:
+                    steps.append(("launch", lib.cuLaunchCooperativeKernel,
+                                  (ctypes.c_void_p(function), *dims, stream, array)))
+                else:
+                    steps.append(("launch", lib.cuLaunchKernel, (ctypes.c_void_p(function), *dims, stream, array, None)))
+            elif op["op"] == "memset":
+                dst = ctypes.c_uint64(addresses[op["dst"]["buffer"]] + op["dst"]["offset"])
+                fn = {1: lib.cuMemsetD8Async, 2: lib.cuMemsetD16Async, 4: lib.cuMemsetD32Async}[op["width"]]
+                value = {1: ctypes.c_ubyte, 2: ctypes.c_ushort, 4: ctypes.c_uint}[op["width"]](op["value"])
+                steps.append(("memset", fn, (dst, value, ctypes.c_size_t(op["count"]), stream)))
             else:
-                steps.append((op["op"], None, op, addresses, None))
-        return Call(self.driver, steps, addresses, scratch_tensors)
+                steps.append(("copy", lib.cuMemcpyDtoDAsync_v2, (
+                    ctypes.c_uint64(addresses[op["dst"]["buffer"]] + op["dst"]["offset"]),
+                    ctypes.c_uint64(addresses[op["src"]["buffer"]] + op["src"]["offset"]),
+                    ctypes.c_size_t(op["count"]), stream)))
+        return Call(steps, kept, scratch_tensors)
 
 
 @dataclass
 class Call:
-    """One call's recorded work, ready: ``issue(stream)`` enqueues it all, in the recorded order."""
-    driver: Driver
+    """One call's recorded work, ready: ``issue()`` enqueues it all, in the recorded order."""
     steps: list
-    addresses: dict
+    kept: list  # the parameters' buffers the steps point at
     scratch: list
 
-    def issue(self, stream):
-        lib = self.driver.lib
-        stream = ctypes.c_void_p(stream)
-        for kind, function, op, values, array in self.steps:
-            if kind == "launch":
-                launch = lib.cuLaunchCooperativeKernel if op["cooperative"] else lib.cuLaunchKernel
-                extra = () if op["cooperative"] else (None,)
-                code = launch(ctypes.c_void_p(function), *[ctypes.c_uint(v) for v in op["grid"] + op["block"]],
-                              ctypes.c_uint(op["shared"]), stream, array, *extra)
-            elif kind == "memset":
-                dst = ctypes.c_uint64(self.addresses[op["dst"]["buffer"]] + op["dst"]["offset"])
-                fn = {1: lib.cuMemsetD8Async, 2: lib.cuMemsetD16Async, 4: lib.cuMemsetD32Async}[op["width"]]
-                value = {1: ctypes.c_ubyte, 2: ctypes.c_ushort, 4: ctypes.c_uint}[op["width"]](op["value"])
-                code = fn(dst, value, ctypes.c_size_t(op["count"]), stream)
-            else:
-                code = lib.cuMemcpyDtoDAsync_v2(
-                    ctypes.c_uint64(self.addresses[op["dst"]["buffer"]] + op["dst"]["offset"]),
-                    ctypes.c_uint64(self.addresses[op["src"]["buffer"]] + op["src"]["offset"]),
-                    ctypes.c_size_t(op["count"]), stream)
+    def issue(self):
+        for kind, fn, args in self.steps:
+            code = fn(*args)
             if code != 0:
                 raise RecordError("the replay's %s failed (CUresult %d)" % (kind, code))

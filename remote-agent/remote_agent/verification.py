@@ -155,6 +155,11 @@ def _from_worker(line, judge, waiting, log, calls):
     except ValueError:
         log("worker:", line.rstrip())
         return waiting
+    if isinstance(message, dict) and message.get("event") in ("ERROR", "RUNTIME_ERROR"):
+        # Why the worker failed (its own words): kept for the caller's log and reasons, never passed on.
+        calls["error"] = str(message.get("message"))[:500]
+        log("worker:", message.get("event"), calls["error"])
+        return waiting
     if not isinstance(message, dict) or waiting is None or message.get("test_id") != waiting:
         return waiting
     if message.get("event") == "NEXT":

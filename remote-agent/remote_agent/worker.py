@@ -431,7 +431,7 @@ class Runner(Timer):
         self.recorder, self.record_error = None, None
         if job.get("record"):
             try:  # before the library is loaded: an allocation its loading makes may be used by its calls
-                self.recorder = replay.Recorder()
+                self.recorder = replay.Recorder(job["library"])
             except (replay.RecordError, OSError, AttributeError) as e:
                 self.record_error = str(e)[:300]
         lib = ctypes.CDLL(job["library"])
@@ -450,6 +450,13 @@ class Runner(Timer):
         total = len(cases)
         send("CHECKING", total_tests=total)
         records = {}
+        try:
+            return self._check(cases, total, records)
+        finally:
+            if self.recorder is not None:
+                self.recorder.close()  # no callback into this interpreter as it ends
+
+    def _check(self, cases, total, records):
         for case in cases:
             data = self.input_set(case)
             self.torch.cuda.synchronize()
@@ -513,8 +520,9 @@ class Replay(Timer):
             scalars = self.scalars(case, [value for _, value in request["spec"]])
             sizes = {name: t.numel() * t.element_size() for name, t in tensors.items()}
             ops, scratch = replay.parse(self.records.get(request["test_id"]), sizes, scalars)
-            call = self.replayer.prepare(ops, scratch, {name: t.data_ptr() for name, t in tensors.items()}, scalars)
-            return lambda: call.issue(stream)
+            call = self.replayer.prepare(ops, scratch, {name: t.data_ptr() for name, t in tensors.items()}, scalars,
+                                         stream)
+            return call.issue
         self.serve(caller)
 
 
@@ -663,6 +671,7 @@ def main(argv):
         return 0
     except Exception as e:  # noqa: everything the user's kernel can do wrong ends here
         text = traceback.format_exc()
+        print(text, file=sys.stderr, flush=True)  # the log a judged run keeps (a replay's failure is read there)
         kind = "RUNTIME_ERROR"
         send(kind, message="the kernel failed: " + str(e).strip().splitlines()[0][:300] if str(e).strip()
              else "the kernel failed", details=text[-6000:])

@@ -44,6 +44,7 @@ class RecordTest(unittest.TestCase):
         op = launch(params=[record])
         ops, _ = replay.parse({"ops": [op], "scratch": []}, SIZES, {"alpha": alpha})
         self.assertEqual([{"at": 8, "name": "alpha"}], ops[0]["params"][0]["scalars"])
+        self.assertEqual("_Z5leakyPKfPfi", ops[0]["kernel"], "the kernel keeps its name")
         with self.assertRaisesRegex(replay.RecordError, "no such scalar"):
             replay.parse({"ops": [op], "scratch": []}, SIZES, {})
         op["params"][0]["scalars"] = [{"at": 14, "name": "alpha"}]
@@ -122,6 +123,18 @@ class DeviceCodeTest(unittest.TestCase):
         for image in images:
             self.assertEqual(replay.FATBIN_MAGIC, struct.unpack_from("<I", image)[0])
 
+    @unittest.skipUnless(shutil.which("nvcc"), "nvcc builds the library")
+    def test_a_library_with_a_large_host_bss_is_read(self):
+        with tempfile.TemporaryDirectory() as folder:
+            source = os.path.join(folder, "k.cu")
+            with open(source, "w") as f:
+                f.write("static float host[1 << 22];\n__global__ void k(float* x) { x[threadIdx.x] = 1; }\n"
+                        "extern \"C\" void solution(float* x) { host[0] = 1; k<<<1, 32>>>(x); }\n")
+            library = os.path.join(folder, "k.so")
+            subprocess.run(["nvcc", "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", library, source],
+                           check=True, capture_output=True)
+            self.assertTrue(replay.fatbins(library), "its .bss (no bytes in the file) is no bound to check")
+
     def test_a_file_that_is_not_a_library_or_lies_about_its_sections_is_refused(self):
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "x.so")
@@ -158,6 +171,8 @@ class TimedRunTest(unittest.TestCase):
         self.assertIn("no figures", why)
 
     def test_a_replay_that_fails_says_why(self):
+        crashed = verification.Outcome("CRASHED", [], calls={"error": "none of the library's device code loads"})
+        self.assertIn("device code loads", agent.timed_figures(crashed, self.problem, "the replay")[1])
         said = self.outcome("FAILED", calls={1: {"unreplayable": "the kernel k is not in the device code"}},
                             failure={"test_id": 1, "debug_info": {}})
         self.assertIn("not in the device code", agent.timed_figures(said, self.problem, "the replay")[1])
