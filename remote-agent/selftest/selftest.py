@@ -396,6 +396,17 @@ def stream_escape(faults):
     return rows
 
 
+def build_here(toolchain, sources, entry, problem, folder):
+    """The library built by the oracle itself (the agent's cold path caches nothing: no secret), else None."""
+    os.makedirs(folder, exist_ok=True)
+    for name, text in sources.items():
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+    done = subprocess.run(toolchain.command("cuda", entry, "lib.so", problem.libraries), cwd=folder,
+                          capture_output=True, text=True, timeout=300)
+    return os.path.join(folder, "lib.so") if done.returncode == 0 else None
+
+
 def ncu_oracle(medians):
     """Nsight Compute's device time (gpu__time_duration, caches flushed before each kernel, clocks as they are)
     of every case of every self-test CUDA kernel, summed over the kernels of one call, median of 5 calls; against
@@ -409,8 +420,12 @@ def ncu_oracle(medians):
         if slug not in medians:
             continue
         problem = catalog.load(slug)
-        _, _, symbol, key = build_plan(read(os.path.join(HERE, "kernels", slug + ".cu")), "cuda", problem, toolchain)
-        library = os.path.join(CACHE, key, "lib.so")
+        sources, entry, symbol, _ = build_plan(read(os.path.join(HERE, "kernels", slug + ".cu")), "cuda", problem,
+                                               toolchain)
+        library = build_here(toolchain, sources, entry, problem, os.path.join(CACHE, "oracle-" + slug))
+        if library is None:
+            rows.append({"problem": slug, "error": "the oracle's own build failed"})
+            continue
         done = subprocess.run(["ncu", "--clock-control", "none", "--cache-control", "all", "--metrics",
                                "gpu__time_duration.sum", "--csv", sys.executable, launcher, AGENT_ROOT, slug,
                                library, symbol], capture_output=True, text=True, timeout=600)
