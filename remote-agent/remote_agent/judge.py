@@ -77,7 +77,7 @@ def main():
     out = sys.stdout
     import torch  # before the job: a warm agent starts the judge before its payload arrives
     from torch.multiprocessing.reductions import reduce_tensor
-    gate.wait_released()  # not beside another job's benchmark on this device
+    gate.wait_released(until=sys.stdin)  # not beside another job's benchmark on this device
     if torch.cuda.is_available():
         worker.warm_kernels(torch)
     line = sys.stdin.readline()
@@ -107,16 +107,23 @@ def main():
         out.write("CALL %d %s\n" % (case["test_id"], base64.b64encode(pickle.dumps(request)).decode("ascii")))
         out.flush()
         samples, debug = 0, None
+        spent = {"waiting": 0.0, "checks": 0.0, "refills": 0.0}  # where a timed call's time goes (the log)
         while True:
+            at = time.monotonic()
             answer = sys.stdin.readline().split()
+            spent["waiting"] += time.monotonic() - at
             if answer == ["NEXT", str(case["test_id"])] and request["timed"]:
+                at = time.monotonic()
                 if samples:
                     torch.cuda.synchronize()
                     debug = harness.verify(case, data, sample=samples - 1)
                     if debug:
                         break
+                checked = time.monotonic()
                 harness.refill(case, data, sample_seed(secret, case["test_id"], samples))
                 torch.cuda.synchronize()
+                spent["checks"] += checked - at
+                spent["refills"] += time.monotonic() - checked
                 samples += 1
                 out.write("FRESH %d\n" % case["test_id"])
                 out.flush()
@@ -131,8 +138,11 @@ def main():
         called = time.monotonic()
         if debug is None:
             debug = harness.verify(case, data, sample=samples - 1 if samples else None)
-        print("judge: test %d: inputs %.3f s, the call %.3f s, the check %.3f s" % (
-            case["test_id"], made - began, called - made, time.monotonic() - called), file=sys.stderr, flush=True)
+        print("judge: test %d: inputs %.3f s, the call %.3f s, the check %.3f s%s" % (
+            case["test_id"], made - began, called - made, time.monotonic() - called,
+            " (%d samples: waiting %.3f s, checks %.3f s, refills %.3f s)" % (samples, spent["waiting"],
+                                                                            spent["checks"], spent["refills"])
+            if samples else ""), file=sys.stderr, flush=True)
         out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"],
                                            "status": "FAILED" if debug else "PASSED", "debug_info": debug,
                                            "samples": samples},

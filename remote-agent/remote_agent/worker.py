@@ -363,13 +363,20 @@ class Timer(Harness):
         """A call timed as ``measure`` times it, each sample on a fresh input set the judge writes into the buffers
         it shares (``NEXT <id>`` out, ``FRESH <id>`` back on stdin) and checks after: no output is checked in this
         process. The judge's verdict on them comes apart; the figures are returned."""
+        waited = []
+
         def prepare():
+            at = time.monotonic()
             send("NEXT", test_id=test_id)
             answer = sys.stdin.readline().split()
+            waited.append(time.monotonic() - at)
             if answer != ["FRESH", str(test_id)]:
                 raise JudgeGone("the judge answered %r, not FRESH %d" % (" ".join(answer)[:100], test_id))
             return call
+        began = time.monotonic()
         figures = self.measure(prepare, guard=guard)
+        print("worker: test %d: %d fresh input sets, %.3f s of %.3f s waiting for them" % (
+            test_id, len(waited), sum(waited), time.monotonic() - began), file=sys.stderr, flush=True)
         figures["runtime"] = {"torch": self.torch.__version__, "cuda": self.torch.version.cuda,
                               "hip": getattr(self.torch.version, "hip", None), "device": self.device_name}
         return figures
@@ -578,7 +585,7 @@ def _prepare(cupti=True):
     session under Nsight Compute, which owns the counters there. Not while another job's benchmark runs on the
     device (gate.py)."""
     import torch
-    waited = gate.wait_released()
+    waited = gate.wait_released(until=sys.stdin)
     if waited > 0.05:
         print("worker: waited %.2f s for a benchmark to end before touching the device" % waited, file=sys.stderr,
               flush=True)

@@ -34,6 +34,17 @@ class GateTest(unittest.TestCase):
         gate.wait_released(self.flag, limit=0.3)
         self.assertLess(time.monotonic() - began, 2)
 
+    def test_a_prestarted_process_stops_waiting_once_its_job_comes(self):
+        gate.hold(self.flag)
+        read, write = os.pipe()
+        with os.fdopen(read) as stdin, os.fdopen(write, "w") as job:
+            threading.Timer(0.3, lambda: (job.write("job.json\n"), job.flush())).start()
+            waited = gate.wait_released(self.flag, limit=10, until=stdin)
+            self.assertGreater(waited, 0.25)
+            self.assertLess(waited, 3, "its own job's gate is no reason to wait")
+            self.assertEqual("job.json\n", stdin.readline(), "the job is left for it to read")
+        self.assertTrue(os.path.exists(self.flag), "the gate is still held (by the job itself)")
+
     def test_the_worker_gives_each_gpu_its_gate_and_the_agent_passes_it_to_the_processes_it_confines(self):
         env = gpu_worker.job_environment(dict(os.environ), "1", self.flag)
         self.assertEqual(self.flag, gate.path(env))
