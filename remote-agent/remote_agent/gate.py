@@ -42,7 +42,7 @@ def wait_released(flag=None, limit=LIMIT_SECONDS, poll=0.02, until=None):
     """Returns once no benchmark runs on this GPU (or after ``limit`` seconds); how long it waited. ``until``: a
     stream (a prestarted process's stdin) whose first readable byte ends the wait too: its job has come, and a job
     comes only from its own agent, which holds the gate for that job's own timing (a prestarted pair that waited
-    out the limit at its own job's gate cost each job 5 s: worker-h100/run38)."""
+    out the limit at its own job's gate cost each job 5 s: docs/evidence/replay-h100/run2-bench.txt)."""
     flag = flag if flag is not None else path()
     began = time.monotonic()
     while flag and os.path.exists(flag) and time.monotonic() - began < limit:
