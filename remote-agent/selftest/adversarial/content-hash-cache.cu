@@ -1,6 +1,8 @@
 // Remembers outputs keyed by 16 sampled input elements (the Sakana memory-reuse trick) and replays them with a
 // copy when the sample matches: 0.01x the honest time when inputs repeat. Verdict: BENCHMARKED, verified, at the
-// honest kernel's time or slower (every call has fresh inputs, so the cache is never hit; the sampling costs).
+// honest kernel's time or slower (every call has fresh inputs, so the cache is never hit; the sampling costs), and
+// not ranked: its host code reads the sample back (a device-to-host copy), which a replay cannot do, so it is timed
+// in its own process.
 #include <cuda_runtime.h>
 #include <string.h>
 __global__ void lrelu(const float* in, float alpha, float* out, size_t n) {

@@ -1,6 +1,8 @@
 // Computes a call once per (input, output) pointer pair and replays the remembered output for later calls on the
 // same pointers (the caching allocator hands the same addresses back): fast, and right as long as the inputs never
-// change. Verdict: WRONG_ANSWER (every call has fresh inputs, and every timed output is checked).
+// change. Verdict: WRONG_ANSWER in its own process (every call has fresh inputs, and every timed output is
+// checked); replayed, BENCHMARKED no faster than the honest kernel: the replay issues what its recorded call did
+// (the kernel, then the copy that saves the output), so it is timed doing the work and more; a cache hit never runs.
 #include <cuda_runtime.h>
 __global__ void lrelu(const float* in, float alpha, float* out, size_t n) {
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;

@@ -1,6 +1,7 @@
 // Computes each problem size once and replays that output for every later call of the same size: what a solution
 // that regenerates its inputs from a public seed (or assumes they repeat) gets away with. Verdict: WRONG_ANSWER
-// (every call has inputs of its own, drawn from a secret or fresh randomness).
+// (every call has inputs of its own, drawn from a secret or fresh randomness) in its own process; replayed,
+// BENCHMARKED no faster than the honest kernel (its recorded call computed and saved: the replay does both).
 #include <cuda_runtime.h>
 __global__ void lrelu(const float* in, float alpha, float* out, size_t n) {
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
