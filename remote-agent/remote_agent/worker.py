@@ -215,6 +215,7 @@ class Harness:
 class Timer(Harness):
     """How this process times a call (the flush, the spin, events, device spans), with no solution loaded: the
     reference's times are taken so, before the solution's library is (``references``)."""
+    GUARDED = True  # the device-span guard on a served call's timing (work on other streams than the events')
 
     def __init__(self, job, torch, window=None):
         super().__init__(job, torch)
@@ -406,7 +407,7 @@ class Timer(Harness):
                 continue
             torch.cuda.synchronize()
             if request.get("timed"):
-                send("CALLED", test_id=test_id, timing=self.timed(test_id, call))
+                send("CALLED", test_id=test_id, timing=self.timed(test_id, call, guard=self.GUARDED))
             else:
                 nvtx.range_push(profiler.RANGE_PREFIX + str(test_id))
                 call()
@@ -512,7 +513,11 @@ class Runner(Timer):
 
 class Replay(Timer):
     """A process that never loads the solution's library: its device code only (replay.fatbins), and each call's
-    recorded work (the job's ``records``, from the solution's process) replayed on the judge's buffers."""
+    recorded work (the job's ``records``, from the solution's process) replayed on the judge's buffers.
+    Timed with the events alone: the device-span guard (CUPTI) looks for work that escaped the events on other
+    streams, and here everything is issued by this process, in order, on the one stream the events are on (a kernel
+    built without relocatable device code launches none of its own)."""
+    GUARDED = False
 
     def __init__(self, job, torch):
         super().__init__(job, torch)
