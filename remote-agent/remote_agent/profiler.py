@@ -146,11 +146,13 @@ def read_verify_text(text):
     return ncu_tests(text[start:], "") if start >= 0 else {}
 
 
-# A claimed time this much under the profiler's (and 1.5 us more) is not noise: the oracle found the agent's events
-# within 3% (>= 20 us) or 1 us (below) of Nsight Compute for every self-test kernel, and a time taken from the
-# device span (CUPTI's kernel timestamps) reads up to 1.4 us under ncu at the smallest sizes (docs/benchmarks.md).
+# A claimed time this share of the profiler's or more is within noise; both shares are relative to the figure, no
+# fixed microseconds that would dominate at 2 us. At >= SMALL_MS the replay's medians were within 1% of Nsight
+# Compute's for every self-test kernel; below, 0.85-0.98 of it (the events' figure leaves out launch work ncu counts,
+# and ncu's own figure moves 8.7-10.3% between processes at 2.6 us: docs/benchmarks.md, the trusted replay).
 CROSS_CHECK_SHARE = 0.9
-CROSS_CHECK_US = 1.5
+CROSS_CHECK_SMALL_SHARE = 0.75
+SMALL_MS = 0.020
 
 
 def cross_check(claims, tests):
@@ -168,7 +170,7 @@ def cross_check(claims, tests):
         where = "test %s (%s)" % (claim.get("test_id"), claim.get("name"))
         if seen is None:
             problems.append(where + ": the profiler saw no kernel of the solution's")
-        elif claimed is None or claimed < CROSS_CHECK_SHARE * seen - CROSS_CHECK_US / 1000:
+        elif claimed is None or claimed < (CROSS_CHECK_SHARE if seen >= SMALL_MS else CROSS_CHECK_SMALL_SHARE) * seen:
             problems.append(where + ": timed at %s ms, but the profiler saw %.6f ms of kernels" % (claimed, seen))
     return {"status": "unverified" if problems else "verified", "tests": rows, "problems": problems}
 
