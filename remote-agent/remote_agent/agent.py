@@ -74,7 +74,7 @@ class Prestarted:
                                         text=True, start_new_session=True,
                                         preexec_fn=solution_preexec(self.room, self.work))
         # Started after the solution's process was ready, the plain pair was still starting for a fifth of
-        # back-to-back jobs (worker-h100/run18: started 1.7 s ahead, the judge took 1.2 s, not 0.3-0.45).
+        # back-to-back jobs (docs/evidence/worker-h100/run18: started 1.7 s ahead, the judge took 1.2 s, not 0.3-0.45).
         self._start_pair(None, argv + ["-", worker_module.NO_CUPTI], env)
         # The replay's pair starts now too (it times with events alone: no CUPTI session to make), so that it is
         # ready before the job's benchmark: started once the solution's process was ready, it was still starting
@@ -685,7 +685,7 @@ class Agent:
         result it contradicts is ``unverified`` and leaves the boards, but only if a second audit, made with the
         GPU's timing gate held (gate.py: nothing of the next jobs' starts on the device meanwhile), says so too: in
         a warm worker, other processes' work during a profiled call once took an honest 2.7 us kernel's figure to
-        4.6 us (worker-h100/run35)."""
+        4.6 us (docs/evidence/worker-h100/run35)."""
         audit = self.audit_once(payload, work, tool, results, "audit")
         if audit["status"] == "unverified":
             self._mark("unverified; audited once more, the device held")

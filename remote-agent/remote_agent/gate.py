@@ -1,6 +1,6 @@
 """The timing gate of one GPU: while a job's benchmark runs there, the next jobs' processes, started ahead by a warm
 worker, wait before they touch the device (a context, CUPTI's first session, the common kernels). Made beside a
-benchmark, that slowed it by half (worker-h100/run31: 21 device spans in 0.15-0.41 s instead of 0.06 s).
+benchmark, that slowed it by half (docs/evidence/worker-h100/run31: 21 device spans in 0.15-0.41 s instead of 0.06 s).
 
 The gate is a flag file the worker names per GPU (``KR_TIMING_GATE``, in a folder only the worker's user may write):
 present while a benchmark runs. A process waits at most ``LIMIT_SECONDS`` for it, so a flag left behind (an agent

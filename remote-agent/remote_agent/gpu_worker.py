@@ -45,7 +45,7 @@ MAX_BATCH_BYTES = 1 << 20
 STREAM_READ_TIMEOUT = 90  # seconds without even a heartbeat: the stream is dead
 KILL_GRACE = 0.2  # seconds between TERM and KILL of a cancelled job's processes
 # Agents kept starting ahead of their jobs: each needed ~5-7 s on the H100 (PyTorch, contexts, the profiler's first
-# session, Nsight Compute), longer than a job; with one, back-to-back jobs often waited for it (worker-h100/run9),
+# session, Nsight Compute), longer than a job; with one, back-to-back jobs often waited for it (docs/evidence/worker-h100/run9),
 # with two the judge's processes were often not ready for jobs 3.5-4 s apart (run15).
 SPARES = 3
 PR_SET_DUMPABLE = 4

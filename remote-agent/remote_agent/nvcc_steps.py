@@ -6,7 +6,7 @@ the device link and the final link. The two sides depend on each other only thro
 writes and cicc reads (``--gen_module_id_file`` / ``--module_id_file_name``); written here first, in nvcc's own form
 (``_<8 hex>_<length of the source's name>_<its name, dots as underscores>_<8 hex>``), the two sides run at once. On
 the H100's host the sides are 0.51 s and 0.45 s of nvcc's 1.16 s (nvcc --time, selftest/probes/compile_probe.py);
-built so, a solution took 1.01 s in a warm worker, where nvcc took 1.35-1.6 s (selftest/worker-h100/run37).
+built so, a solution took 1.01 s in a warm worker, where nvcc took 1.35-1.6 s (docs/evidence/worker-h100/run37).
 
 Only the shape this was written against is split (the steps and tools in nvcc 12-13's order for one ``.cu`` built
 into a shared library); anything else is built by nvcc itself. Every step is nvcc's own command line, run without a

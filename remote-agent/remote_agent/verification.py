@@ -190,7 +190,7 @@ def _close(stream):
 
 def _kill(*procs, close=True):
     """KILL to each process's group, then their ends, waited for together: a process with a device context takes
-    0.1-0.15 s to end, and one after the other that was most of the plain judge's time (worker-h100/run23). Their
+    0.1-0.15 s to end, and one after the other that was most of the plain judge's time (docs/evidence/worker-h100/run23). Their
     pipes are closed after (``close``) unless a run may still be reading them."""
     for proc in procs:
         if proc.poll() is None:

@@ -1,5 +1,5 @@
-"""Profile mode's parsing, on Nsight Compute's own output from the H100 (selftest/probes/ncu-h100/, selftest/
-profile-h100/) and rocprofv3's documented CSV columns."""
+"""Profile mode's parsing, on Nsight Compute's own output from the H100 (docs/evidence/probes/ncu-h100/,
+docs/evidence/profile-h100/) and rocprofv3's documented CSV columns."""
 import base64
 import hashlib
 import json
@@ -13,7 +13,7 @@ import unittest
 from remote_agent import profiler
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NCU = os.path.join(HERE, "..", "selftest", "probes", "ncu-h100")
+NCU = os.path.join(HERE, "..", "..", "docs", "evidence", "probes", "ncu-h100")  # evidence stays out of the agent
 
 
 def read(*parts):

@@ -205,7 +205,7 @@ class PhysicsTest(unittest.TestCase):
         floor = physics.floor_ms("NVIDIA H100 80GB HBM3", moved, 0)
         self.assertAlmostEqual(floor, 1000 * moved / 3.35e12)
         self.assertTrue(physics.impossible(0.100, floor))  # 537 MB in 0.1 ms would be 5.4 TB/s
-        self.assertFalse(physics.impossible(0.233, floor))  # what the H100 really takes (profile-h100)
+        self.assertFalse(physics.impossible(0.233, floor))  # what the H100 really takes (docs/evidence/profile-h100)
         self.assertFalse(physics.impossible(floor * 0.96, floor))  # within the slack
 
     def test_compute_bound_work_and_unknown_devices(self):

@@ -2,7 +2,7 @@
 // PyRun_SimpleString, as python-timer-patch.cu) and rewrites what the worker says of the reference: every reference
 // time and speedup it reports from then on is multiplied by INFLATE, and it sends a REFERENCES line of its own. The
 // agent before the reference was timed ahead of the library published it at 24.9x (3 x 3: the worker's SUMMARY
-// shares the results' dicts) against an honest 2.7x (adversarial-h100/reference-inflate-before/). Now the agent keeps
+// shares the results' dicts) against an honest 2.7x (docs/evidence/adversarial-h100/reference-inflate-before/). Now the agent keeps
 // the reference times the process sent before this library was loaded and computes the speedups itself: published
 // at the honest speedup (case max_speedup).
 #include <dlfcn.h>

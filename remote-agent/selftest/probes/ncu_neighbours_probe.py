@@ -3,7 +3,7 @@
     python3 selftest/probes/ncu_neighbours_probe.py OUT_DIR
 
 ncu_setup_probe.py found the set-up 0.73 s for a program alone on the machine; in a warm worker it takes 1.2-1.7 s
-(worker-h100/run29), where the next jobs' processes wait beside it: prestarted solution processes (a device context,
+(docs/evidence/worker-h100/run29), where the next jobs' processes wait beside it: prestarted solution processes (a device context,
 one CUPTI session made), judge pairs (contexts), and serving workers already under Nsight Compute. Here the same
 five-call program runs under the agent's verify command line alone, then beside each kind of neighbour, one kind at
 a time, waiting (started and ready before the profiled run) or starting at the same moment. Prints each case's first

@@ -1,5 +1,5 @@
 """Probe (device machine): what Nsight Compute's set-up at the first profiled kernel (1.2-1.5 s of a profiled
-verification, worker-h100/run23) depends on.
+verification, docs/evidence/worker-h100/run23) depends on.
 
     python3 selftest/probes/ncu_setup_probe.py OUT_DIR
 
