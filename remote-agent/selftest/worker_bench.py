@@ -1,13 +1,15 @@
 """Benchmark (device machine): submissions one after another on one warm worker, timed end to end.
 
-    python3 selftest/worker_bench.py OUT_DIR [COUNT]
+    python3 selftest/worker_bench.py OUT_DIR [COUNT [isolation | replay | all]]
 
 The device machine has no Java, so a stand-in for the service speaks the worker protocol (the routes and
 answers of src/main/java/dev/kernelrunner/http/WorkerApi.java: a job stream, lines taken from an index, exits
 that wait for every line) on a real socket, and the real worker (`python3 -m remote_agent worker`, its warm
 path) runs leaky-relu in benchmark mode: COUNT submissions with code new to the compiler cache, then COUNT with
 the same code again (compile cached). Each is timed from the job's push to the BENCHMARKED line's arrival and to
-its exit; every phase's event is timed too. Writes OUT_DIR/worker-bench.json and prints a table.
+its exit; every phase's event is timed too. Writes OUT_DIR/worker-bench.json and prints a table. With a third
+argument, the adversarial cases marked so (``all``: every case) go through the worker first, after the honest
+leaky-relu whose geomean their ``min_honest_ratio`` is against.
 """
 import base64
 import hashlib
@@ -27,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_ROOT = os.path.dirname(HERE)
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/worker-bench"
 COUNT = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-CASES = sys.argv[3:4] == ["isolation"]  # issue 25's adversarial cases through the worker first
+CASES = sys.argv[3] if len(sys.argv) > 3 else None  # which adversarial cases go through the worker first
 TOKEN = "bench-" + uuid.uuid4().hex
 
 
@@ -139,27 +141,34 @@ def submit(code, name, problem="leaky-relu", mode="benchmark"):
             "to_verified_s": phases.get("VERIFIED"),
             "to_exit_s": round(run["exit"][1] - start, 3) if run["exit"] else None, "phases": phases,
             "verification": last.get("verification"), "avg_runtime_ms": last.get("avg_runtime_ms"),
+            "geomean_runtime_ms": last.get("geomean_runtime_ms"), "geomean_speedup": last.get("geomean_speedup"),
+            "ranked": last.get("ranked"),
             "exit": run["exit"][0] if run["exit"] else None,
             "tail": [line for line in (run["exit"][2] or []) if line.startswith(("agent:", "worker: ", "judge: judge:"))]
             if run["exit"] and last.get("type") == "BENCHMARKED" else (run["exit"][2] or [])[-5:] if run["exit"]
             else None}
 
 
-def adversarial_cases():
-    """The cases of adversarial/cases.json marked ``isolation``, each through the worker (``repeat`` times in a row):
-    its verdict as the cold self-test requires it, and the agent's folder as it was."""
+def adversarial_cases(marked):
+    """The cases of adversarial/cases.json marked ``marked`` (``all``: every one), each through the worker (``repeat``
+    times in a row): its verdict as the cold self-test requires it (ranked or not, and no faster than its
+    ``min_honest_ratio`` of the honest leaky-relu timed through the worker first), and the agent's folder as it was."""
     sys.path.insert(0, HERE)
     import selftest  # noqa: the cold self-test's checks of a verdict (its argv is this script's: it writes nothing)
     with open(os.path.join(HERE, "adversarial", "cases.json")) as f:
-        cases = [c for c in json.load(f) if c.get("isolation")]
+        cases = [c for c in json.load(f) if marked == "all" or c.get(marked)]
     before = selftest.agent_digest()
-    rows = []
+    with open(os.path.join(HERE, "kernels", "leaky-relu.cu")) as f:
+        honest = submit(f.read(), "honest-leaky-relu")
+    selftest.HONEST["leaky-relu"] = honest["geomean_runtime_ms"]
+    rows = [dict(honest, ok=honest["final"] == "BENCHMARKED" and honest["ranked"] is True)]
     for case in cases:
         with open(os.path.join(HERE, "adversarial", case["file"])) as f:
             code = ("#define " + case["define"] + "\n" if "define" in case else "") + f.read()
         for attempt in range(case.get("repeat", 1)):
             row = submit(code, "%s-%d" % (case["file"], attempt), case["problem"], case.get("mode", "benchmark"))
-            event = {"type": row["final"], "message": row["message"], "unverified": row["unverified"]}
+            event = {k: row[k] for k in ("message", "unverified", "ranked", "geomean_runtime_ms", "geomean_speedup")}
+            event["type"] = row["final"]
             row["ok"] = selftest.judge_case(dict(case, attack=False), [event], row["name"])
             print("case  ", row["name"], row["final"], row["ok"], (row["message"] or "")[:120], flush=True)
             rows.append(row)
@@ -201,7 +210,7 @@ def main():
     cases = []
     try:
         if CASES:
-            cases = adversarial_cases()
+            cases = adversarial_cases(CASES)
         for i in range(COUNT):
             # A comment of its own: new to the compiler's cache.
             rows["fresh"].append(submit(code + "\n// fresh %s %d\n" % (uuid.uuid4().hex, i), "fresh-%d" % i))
