@@ -96,17 +96,17 @@ def collect_more(samples, sample_ms, rule):
     return samples
 
 
-def unthrottled(samples, clocks, max_clock):
-    """(kept samples, discarded count): samples whose SM clock was under THROTTLE_CLOCK_SHARE of ``max_clock`` go;
-    all are kept when clocks are unknown, and at least one is always kept (the least throttled)."""
+def unthrottled(samples, clocks, max_clock, least=5):
+    """(kept samples, how many were throttled): samples whose SM clock was under THROTTLE_CLOCK_SHARE of
+    ``max_clock`` go, unless fewer than ``least`` would be left: then all are kept (and the caller flags the
+    result). All are kept when clocks are unknown. Keeping the single least throttled sample once published an
+    honest 1 x 1 kernel at 0 ms, an ERROR (docs/evidence/replay-h100/run5-bench.txt)."""
     if not max_clock or not clocks or len(clocks) != len(samples):
         return list(samples), 0
     floor = THROTTLE_CLOCK_SHARE * max_clock
     kept = [s for s, c in zip(samples, clocks) if c is None or c >= floor]
-    if not kept:
-        best = max(range(len(samples)), key=lambda i: clocks[i] or 0)
-        kept = [samples[best]]
-    return kept, len(samples) - len(kept)
+    throttled = len(samples) - len(kept)
+    return (kept if len(kept) >= min(least, len(samples)) else list(samples)), throttled
 
 
 def net(samples, window_ms):

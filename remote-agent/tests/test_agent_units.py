@@ -239,12 +239,16 @@ class StatsTest(unittest.TestCase):
         self.assertEqual(first, more[:len(first)])
 
     def test_throttled_samples_are_discarded_and_counted(self):
-        kept, discarded = stats.unthrottled([1.0, 5.0, 1.1, 6.0], [1980, 900, 1900, 1000], 1980)
-        self.assertEqual(([1.0, 1.1], 2), (kept, discarded))
+        kept, throttled = stats.unthrottled([1.0, 5.0, 1.1, 6.0], [1980, 900, 1900, 1000], 1980, least=2)
+        self.assertEqual(([1.0, 1.1], 2), (kept, throttled))
         self.assertEqual(([1.0, 2.0], 0), stats.unthrottled([1.0, 2.0], [None, None], 1980))
         self.assertEqual(([1.0, 2.0], 0), stats.unthrottled([1.0, 2.0], [100, 100], None))
-        kept, discarded = stats.unthrottled([3.0, 2.0], [800, 900], 1980)
-        self.assertEqual(([2.0], 1), (kept, discarded), "the least throttled is kept when all are")
+        self.assertEqual(([3.0, 2.0], 2), stats.unthrottled([3.0, 2.0], [800, 900], 1980),
+                         "all are kept when too few were not throttled (one sample once netted to 0 ms)")
+        samples = [0.003] * 6 + [0.0001] + [0.003] * 3
+        clocks = [900] * 6 + [1980] + [900] * 3
+        self.assertEqual((samples, 9), stats.unthrottled(samples, clocks, 1980, least=5))
+        self.assertEqual(([0.0001], 9), stats.unthrottled(samples, clocks, 1980, least=1))
 
     def test_the_empty_window_is_taken_off(self):
         got = stats.net([0.0037, 0.0010], 0.0012)
