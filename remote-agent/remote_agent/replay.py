@@ -13,6 +13,7 @@ library kernels, pointers kept in device memory, work on other devices, host cop
 instead and never ranks. NVIDIA only: ROCm is timed in its own process (unranked)."""
 import ctypes
 import struct
+import threading
 from dataclasses import dataclass, field
 
 CUPTI_NAMES = ("libcupti.so.13", "libcupti.so.12", "libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
@@ -80,6 +81,10 @@ MEMSETS = {"cuMemsetD8": 1, "cuMemsetD16": 2, "cuMemsetD32": 4, "cuMemsetD8Async
            "cuMemsetD32Async": 4}
 ALLOCS = {"cuMemAlloc", "cuMemAllocAsync", "cuMemAllocFromPoolAsync"}
 FREES = {"cuMemFree", "cuMemFreeAsync"}
+# The CUDA 3.1 entry points these names had before their _v2 (32-bit device pointers, cuda.h's "_v2" defines):
+# their parameters are not the _v2 layouts read here, so a call that uses one is not replayed.
+V1_ENTRY_POINTS = {"cuMemAlloc", "cuMemFree", "cuMemcpyDtoD", "cuMemcpyDtoDAsync", "cuMemsetD8", "cuMemsetD16",
+                   "cuMemsetD32"}
 # Device work the replay cannot issue: a call that asks for any of it is not replayed.
 UNREPLAYABLE = ("cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch", "cuStreamWriteValue", "cuStreamBatchMemOp",
                 "cuStreamWaitValue", "cuMemPrefetch", "cuMemAllocManaged", "cuMemAllocPitch", "cuMemHostRegister",
@@ -343,7 +348,7 @@ class Recorder:
         self.allocations = {}  # address → (its number, bytes), live
         self.sizes = {}  # scratch@<number> → bytes, whether still live or not
         self.ops = self.buffers = self.unreplayable = None
-        self._inside = False
+        self._thread = threading.local()  # whether this thread is inside the callback (its own driver calls)
         self._callback = CALLBACK(self._on_call)  # kept: CUPTI holds the pointer
         self.subscriber = ctypes.c_void_p()
         code = self.cupti.cuptiSubscribe(ctypes.byref(self.subscriber), self._callback, None)
@@ -395,17 +400,24 @@ class Recorder:
         return ranges
 
     def _on_call(self, _userdata, domain, _cbid, data):
-        if domain != DRIVER_DOMAIN or self._inside:
+        """Per thread: the driver calls the callback itself makes are not recorded, while another thread's calls at
+        the same moment (a solution's own threads) are."""
+        if domain != DRIVER_DOMAIN or getattr(self._thread, "inside", False):
             return
-        self._inside = True  # the driver calls this makes are not recorded
+        self._thread.inside = True
         try:
             info = CallbackData.from_address(data)
-            self._record(base_name((info.function_name or b"").decode("ascii", "replace")), info)
+            name = (info.function_name or b"").decode("ascii", "replace")
+            if name in V1_ENTRY_POINTS:
+                if self.ops is not None and info.site == API_ENTER and not self.unreplayable:
+                    self.unreplayable = "the call uses %s, a 32-bit entry point the replay does not read" % name
+                return
+            self._record(base_name(name), info)
         except Exception as e:  # noqa: a callback must not raise into the driver
             if self.ops is not None and not self.unreplayable:
                 self.unreplayable = "the recorder failed: %s" % str(e)[:200]
         finally:
-            self._inside = False
+            self._thread.inside = False
 
     def _record(self, name, info):
         if name in ALLOCS:

@@ -1,11 +1,13 @@
 """The trusted replay's parts that need no GPU: the record (made by the submission's process, so checked as an
 attacker's), the device code read from a library without loading it, and the agent's reading of a timed run.
 The replay itself runs on the device (selftest/adversarial: replay-*)."""
+import ctypes
 import os
 import shutil
 import struct
 import subprocess
 import tempfile
+import threading
 import unittest
 
 from remote_agent import agent, catalog, replay, verification
@@ -50,6 +52,31 @@ class RecordTest(unittest.TestCase):
         op["params"][0]["scalars"] = [{"at": 14, "name": "alpha"}]
         with self.assertRaises(replay.RecordError):
             replay.parse({"ops": [op], "scratch": []}, SIZES, {"alpha": alpha})
+
+    def test_the_callback_skips_only_its_own_threads_nested_calls_and_refuses_32_bit_entry_points(self):
+        recorder = replay.Recorder.__new__(replay.Recorder)
+        recorder._thread = threading.local()
+        recorder.ops, recorder.unreplayable, seen = [], None, []
+        recorder._record = lambda name, info: seen.append(name)
+
+        def call(name, site=replay.API_ENTER):
+            data = replay.CallbackData(site=site, function_name=name.encode())
+            recorder._on_call(None, replay.DRIVER_DOMAIN, 0, ctypes.addressof(data))
+
+        recorder._thread.inside = True  # this thread is inside the callback: its own driver calls
+        call("cuLaunchKernel")
+        self.assertEqual([], seen)
+        other = threading.Thread(target=call, args=("cuLaunchKernel_ptsz",))
+        other.start()
+        other.join()
+        self.assertEqual(["cuLaunchKernel"], seen, "another thread's launch at that moment is recorded")
+        recorder._thread.inside = False
+        call("cuMemsetD32_v2")
+        self.assertEqual(["cuLaunchKernel", "cuMemsetD32"], seen)
+        self.assertIsNone(recorder.unreplayable)
+        call("cuMemsetD32")
+        self.assertIn("32-bit entry point", recorder.unreplayable)
+        self.assertFalse(recorder._thread.inside)
 
     def test_scratch_is_numbered_by_first_use_with_its_size(self):
         recorder = replay.Recorder.__new__(replay.Recorder)
