@@ -528,6 +528,13 @@ def job_environment(source, gpu, gate_flag=None):
     return env
 
 
+def orphaned(parent_pid):
+    """Whether the service that started this worker (``--parent-pid``) is gone: this process was handed to another
+    parent. A parent-death signal (prctl) would fire when the service's thread that started it ends, not the
+    service."""
+    return parent_pid is not None and os.getppid() != parent_pid
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="remote_agent worker")
     parser.add_argument("--server", required=True, help="the service's URL, e.g. https://kr.example.com")
@@ -536,6 +543,8 @@ def main(argv):
     parser.add_argument("--gpus", default="0", help="comma list of device indexes; one job at a time on each")
     parser.add_argument("--job-command", help="run CMD --payload <file> for each job instead of the agent")
     parser.add_argument("--host", default=socket.gethostname(), help="this machine's name in the service's list")
+    parser.add_argument("--parent-pid", type=int, help="stop once this process, the service that started this "
+                        "worker on its own host, is gone (killed outright, it revokes nothing and stops no one)")
     args = parser.parse_args(argv)
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if not token:
@@ -565,7 +574,9 @@ def main(argv):
     for thread in threads:
         thread.start()
     while not stop.wait(0.5):
-        pass
+        if orphaned(args.parent_pid):
+            log("the service that started this worker is gone")
+            stop.set()
     log("stopping")
     for slot in slots:
         if slot.job is not None:

@@ -176,6 +176,13 @@ class Stop(unittest.TestCase):
         self.assertEqual(-9, job.process.wait(timeout=0.1), "KILLed once TERM was ignored, before kill returned")
 
 
+class Orphaned(unittest.TestCase):
+    def test_a_worker_told_its_services_pid_stops_once_it_has_another_parent(self):
+        self.assertFalse(gpu_worker.orphaned(None), "a worker started by hand has no service to outlive")
+        self.assertFalse(gpu_worker.orphaned(os.getppid()))
+        self.assertTrue(gpu_worker.orphaned(os.getppid() + 100000), "handed to another parent: the service is gone")
+
+
 class JobEnvironment(unittest.TestCase):
     def test_a_pth_that_user_code_left_in_the_user_site_does_not_run_in_later_agents(self):
         import subprocess

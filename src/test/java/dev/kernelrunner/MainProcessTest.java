@@ -196,6 +196,77 @@ class MainProcessTest {
     }
   }
 
+  /**
+   * Issue 27's kill -9: the service killed outright (SIGKILL: no shutdown hook runs; its PostgreSQL cluster, its
+   * local worker and the agent that would have sent the verdict are left behind) while a result's timing verdict
+   * is still to come. What it started stops by itself (its local worker, told the service's pid, ends its job and
+   * itself), and the service started next on the same DATA_DIR takes the cluster over, refuses the killed one's
+   * worker token, records the verdict as never checked, and the submission is finished.
+   */
+  @Test
+  void aServiceKilledWhileAVerdictIsPendingFinishesTheSubmissionOnItsNextStart() throws Exception {
+    Path dataDir = Files.createTempDirectory("kr-kill");
+    int port = Ports.free();
+    java.util.Map<String, String> env = java.util.Map.of("ADMIN_TOKEN", "kill-admin");
+    String id;
+    List<ProcessHandle> left;
+    Process first = startMain(dataDir, port, env);
+    try {
+      awaitListening(first);
+      id = submit(port, "kill-admin", "// agent: ok\n// delay: 0.02\n// timing: verified\n// verdict-after: 120");
+      awaitSubmission(port, "kill-admin", id, s -> "pending".equals(timingStatus(s)));
+    } finally {
+      left = first.descendants().toList();
+      first.destroyForcibly(); // SIGKILL
+      first.waitFor(60, TimeUnit.SECONDS);
+    }
+    assertTrue(left.stream().anyMatch(p -> p.info().commandLine().orElse("").contains("remote_agent worker")),
+        "a local worker ran: " + left.stream().map(p -> p.info().commandLine().orElse("?")).toList());
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (left.stream().anyMatch(ProcessHandle::isAlive) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+    assertEquals(List.of(), left.stream().filter(ProcessHandle::isAlive)
+        .map(p -> p.pid() + " " + p.info().commandLine().orElse("?")).toList(), "what the killed service started");
+    Process second = startMain(dataDir, port, env);
+    try {
+      awaitListening(second);
+      JsonObject done = awaitSubmission(port, "kill-admin", id, s -> "not_checked".equals(timingStatus(s)));
+      assertEquals("BENCHMARKED", done.getString("status"), done.encode());
+      assertNotNull(done.getString("finished_at"), done.encode());
+    } finally {
+      second.destroy();
+      second.waitFor(60, TimeUnit.SECONDS);
+      second.destroyForcibly();
+    }
+  }
+
+  private static String timingStatus(JsonObject submission) {
+    JsonObject result = submission.getJsonObject("result");
+    JsonObject verification = result == null ? null : result.getJsonObject("verification");
+    JsonObject timing = verification == null ? null : verification.getJsonObject("timing");
+    return timing == null ? null : timing.getString("status");
+  }
+
+  /** The submission once {@code done} says so (60 s at most). */
+  private static JsonObject awaitSubmission(int port, String token, String id,
+                                            java.util.function.Predicate<JsonObject> done) throws Exception {
+    HttpClient http = HttpClient.newHttpClient();
+    JsonObject submission = null;
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (System.nanoTime() < deadline) {
+      HttpResponse<String> got = http.send(HttpRequest.newBuilder(
+              URI.create("http://127.0.0.1:" + port + "/api/submissions/" + id))
+          .header("Authorization", "Bearer " + token).build(), HttpResponse.BodyHandlers.ofString());
+      submission = got.statusCode() == 200 ? new JsonObject(got.body()) : null;
+      if (submission != null && done.test(submission)) {
+        return submission;
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("not reached in 60 s: " + (submission == null ? null : submission.encode()));
+  }
+
   private static Process startMain(Path dataDir, int port, java.util.Map<String, String> env) throws Exception {
     return service(dataDir, port, env).redirectErrorStream(true).start();
   }

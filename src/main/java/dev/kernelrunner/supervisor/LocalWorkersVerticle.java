@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
  * By default ({@code LOCAL_WORKERS=true}) this host's GPU types are served the way other machines' are, by workers
  * that pull jobs over the worker API: one worker process per local type ({@code LOCAL_WORKER_COMMAND} in
  * AGENT_WORKDIR, in the agent sandbox) with one slot per {@code LOCAL_MAX_CONCURRENT} ({@code --gpus 0,1,...}), and
- * a worker token the service made for them at start and revokes when it stops. A custom {@code AGENT_COMMAND} keeps
- * its meaning: the workers run it once per job ({@code --job-command}); the default one means the worker's warm
- * path. A worker that ends is started again ({@code exited}); stopping the service stops them (TERM, then
+ * a worker token the service made for them at start and revokes when it stops (and, at start, any that an earlier
+ * instance killed outright left live; its workers, told the service's pid, stop once it is gone). A custom
+ * {@code AGENT_COMMAND} keeps its meaning: the workers run it once per job ({@code --job-command}); the default one
+ * means the worker's warm path. A worker that ends is started again ({@code exited}); stopping the service stops them (TERM, then
  * KILL).
  */
 public class LocalWorkersVerticle extends VerticleBase {
@@ -63,7 +64,9 @@ public class LocalWorkersVerticle extends VerticleBase {
       home = Files.createDirectories(runsDir.resolve("local-workers"));
       sandbox.handOver(home);
       return null;
-    }, false).compose(v -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
+    }, false).compose(v -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE, new JsonObject()
+            .put("user_id", TOKEN_USER).put("role", "worker"))) // an earlier instance's, killed before it revoked it
+        .compose(v -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
             .put("user_id", TOKEN_USER).put("role", "worker").put("created_by", "service")))
         .compose(created -> {
           token = created.getString("token");
@@ -82,7 +85,8 @@ public class LocalWorkersVerticle extends VerticleBase {
     String server = "http://" + ("0.0.0.0".equals(host) || "::".equals(host) ? "127.0.0.1" : host) + ":"
         + port.getAsInt();
     argv.addAll(List.of("--server", server, "--gpu-type", gpuType, "--host", "local", "--gpus",
-        IntStream.range(0, config.local().maxConcurrent()).mapToObj(String::valueOf).collect(Collectors.joining(","))));
+        IntStream.range(0, config.local().maxConcurrent()).mapToObj(String::valueOf).collect(Collectors.joining(",")),
+        "--parent-pid", String.valueOf(ProcessHandle.current().pid())));
     List<String> agent = config.agent().command();
     if (!String.join(" ", agent).equals(DEFAULT_AGENT)) {
       argv.addAll(List.of("--job-command", String.join(" ", agent.stream().map(LocalWorkersVerticle::quote).toList())));
@@ -106,7 +110,8 @@ public class LocalWorkersVerticle extends VerticleBase {
       long started = System.nanoTime();
       Process process = builder.start();
       processes.put(gpuType, process);
-      log.info("local worker for {} started (pid {}, {} slots)", gpuType, process.pid(), config.local().maxConcurrent());
+      log.info("local worker for {} started (pid {}, {} slots)", gpuType, process.pid(),
+          config.local().maxConcurrent());
       process.onExit().thenRun(() -> {
         if (!stopping) {
           exited(gpuType, process.exitValue(), Duration.ofNanos(System.nanoTime() - started));
