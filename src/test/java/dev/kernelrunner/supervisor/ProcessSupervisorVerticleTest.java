@@ -1,0 +1,203 @@
+package dev.kernelrunner.supervisor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kernelrunner.backend.Backend;
+import dev.kernelrunner.backend.RunListener;
+import dev.kernelrunner.bus.Addresses;
+import dev.kernelrunner.bus.LocalCodec;
+import dev.kernelrunner.config.ConfigLoader;
+import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.Progress;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The supervisor deployed alone, its neighbours stubbed on the bus (the store's submission, the tracker's progress,
+ * the registry) and a backend the test drives: a run's events reach the tracker in order, its end reaches it once
+ * however the backend reports it, a kill stops the run and is answered once it is gone, a kill before the start
+ * starts nothing, and the time limit kills a run that outlives it.
+ */
+class ProcessSupervisorVerticleTest {
+  private Vertx vertx;
+  private final List<Progress> progress = new CopyOnWriteArrayList<>();
+  private final List<String> registered = new CopyOnWriteArrayList<>();
+  private final Map<String, Promise<Driven>> started = new ConcurrentHashMap<>();
+  private final AtomicInteger starts = new AtomicInteger();
+
+  /**
+   * A run the test drives: what the supervisor listens with, how often it was asked to stop, and the supervisor's
+   * context, where a backend calls its listener.
+   */
+  record Driven(RunListener listener, AtomicInteger kills, Context context) {}
+
+  private final Backend backend = new Backend() {
+    @Override
+    public String name() {
+      return "driven";
+    }
+
+    @Override
+    public Future<Backend.RunHandle> start(JsonObject payload, RunListener listener) {
+      starts.incrementAndGet();
+      AtomicInteger kills = new AtomicInteger();
+      started.computeIfAbsent(payload.getString("submission_id"), id -> Promise.promise())
+          .complete(new Driven(listener, kills, Vertx.currentContext()));
+      return Future.succeededFuture(new Backend.RunHandle() {
+        @Override
+        public Long pid() {
+          return null;
+        }
+
+        @Override
+        public String node() {
+          return "test";
+        }
+
+        @Override
+        public String runName() {
+          return "run-" + payload.getString("submission_id");
+        }
+
+        @Override
+        public void kill() {
+          kills.incrementAndGet();
+        }
+      });
+    }
+  };
+
+  @BeforeEach
+  void deploy() throws Exception {
+    vertx = Vertx.vertx();
+    LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class);
+    vertx.eventBus().<JsonObject>consumer(Addresses.STORE_SUBMISSION_GET, message -> message.reply(new JsonObject()
+        .put("id", message.body().getString("id")).put("problem", "leaky-relu").put("language", "cuda")
+        .put("dtype", "float32").put("code", "// code").put("mode", "benchmark").put("gpu_type", "test")));
+    vertx.eventBus().<Progress>consumer(Addresses.SUBMISSIONS_PROGRESS, message -> {
+      progress.add(message.body());
+      message.reply(message.body() instanceof Progress.Exit ? "ENDED" : "STORED");
+    });
+    vertx.eventBus().<JsonObject>consumer(Addresses.REGISTRY_REGISTER, message -> {
+      registered.add(message.body().getString("run_name"));
+      message.reply(new JsonObject());
+    });
+    vertx.eventBus().<JsonObject>consumer(Addresses.REGISTRY_UNREGISTER, message -> message.reply(new JsonObject()));
+    var config = ConfigLoader.load(Map.of("DATA_DIR", Files.createTempDirectory("kr-supervisor").toString(),
+        "SUBMISSION_TIMEOUT_SECONDS", "2"));
+    vertx.deployVerticle(new ProcessSupervisorVerticle(config, Map.of("driven", backend)))
+        .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private JsonObject ask(String address, String id) throws Exception {
+    return vertx.eventBus().<JsonObject>request(address, new JsonObject().put("submission_id", id)
+            .put("backend", "driven")).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).body();
+  }
+
+  private Driven start(String id) throws Exception {
+    assertTrue(ask(Addresses.SUPERVISOR_START, id).getBoolean("accepted"));
+    return started.computeIfAbsent(id, k -> Promise.promise()).future().toCompletionStage().toCompletableFuture()
+        .get(10, TimeUnit.SECONDS);
+  }
+
+  /** A step of the run, on the supervisor's context, as a backend's own callbacks come. */
+  private void onContext(Driven run, Runnable step) throws Exception {
+    Promise<Void> done = Promise.promise();
+    run.context().runOnContext(v -> {
+      step.run();
+      done.complete();
+    });
+    done.future().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private List<Progress.Exit> exits(String id) {
+    return progress.stream().filter(p -> p instanceof Progress.Exit e && e.submissionId().equals(id))
+        .map(p -> (Progress.Exit) p).toList();
+  }
+
+  private void await(java.util.function.BooleanSupplier done) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!done.getAsBoolean() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertTrue(done.getAsBoolean(), "not reached: " + progress);
+  }
+
+  @Test
+  void eventsReachTheTrackerInOrderAndTheEndOnceHoweverOftenTheBackendReportsIt() throws Exception {
+    Driven run = start("s1");
+    onContext(run, () -> {
+      run.listener().onEvent(EventType.COMPILING, new JsonObject());
+      run.listener().onEvent(EventType.CHECKING, new JsonObject().put("total_tests", 2));
+      run.listener().onEvent(EventType.BENCHMARKED, new JsonObject());
+      run.listener().onExit(0, List.of("bye"));
+      run.listener().onExit(1, List.of("again"));
+      run.listener().onFailed(EventType.ERROR, new JsonObject().put("message", "late"), List.of());
+    });
+    await(() -> exits("s1").size() == 1);
+    Thread.sleep(200);
+    assertEquals(List.of(EventType.COMPILING, EventType.CHECKING, EventType.BENCHMARKED), progress.stream()
+        .filter(p -> p instanceof Progress.Event).map(p -> ((Progress.Event) p).type()).toList());
+    assertEquals(1, exits("s1").size(), progress.toString());
+    Progress.Exit exit = exits("s1").get(0);
+    assertEquals(0, exit.exitCode());
+    assertTrue(exit.terminalSeen(), "BENCHMARKED was seen");
+    assertFalse(exit.killed());
+    assertEquals(List.of("run-s1"), registered);
+  }
+
+  @Test
+  void aKillStopsTheRunAndIsAnsweredOnceItIsGone() throws Exception {
+    Driven run = start("s2");
+    var answer = vertx.eventBus().<JsonObject>request(Addresses.SUPERVISOR_KILL,
+        new JsonObject().put("submission_id", "s2")).toCompletionStage().toCompletableFuture();
+    await(() -> run.kills().get() == 1);
+    assertFalse(answer.isDone(), "answered only once the run is gone");
+    onContext(run, () -> run.listener().onExit(null, List.of()));
+    JsonObject gone = answer.get(10, TimeUnit.SECONDS).body();
+    assertEquals("ENDED", gone.getString("status"));
+    assertTrue(exits("s2").get(0).killed(), "the tracker is told it was killed");
+  }
+
+  @Test
+  void aKillBeforeTheStartStartsNothingAndEndsTheRunAsKilled() throws Exception {
+    JsonObject answer = ask(Addresses.SUPERVISOR_KILL, "s3");
+    assertFalse(answer.getBoolean("running"));
+    assertTrue(ask(Addresses.SUPERVISOR_START, "s3").getBoolean("accepted"));
+    await(() -> exits("s3").size() == 1);
+    assertEquals(0, starts.get(), "the backend was never asked");
+    assertTrue(exits("s3").get(0).killed());
+    assertNull(exits("s3").get(0).startError());
+  }
+
+  @Test
+  void aRunPastItsTimeLimitIsKilledAndEndsTimedOut() throws Exception {
+    Driven run = start("s4");
+    onContext(run, () -> run.listener().onEvent(EventType.COMPILING, new JsonObject()));
+    await(() -> run.kills().get() >= 1); // SUBMISSION_TIMEOUT_SECONDS=2
+    onContext(run, () -> run.listener().onExit(null, List.of()));
+    await(() -> exits("s4").size() == 1);
+    assertTrue(exits("s4").get(0).timedOut());
+  }
+}
