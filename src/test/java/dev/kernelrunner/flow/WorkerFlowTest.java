@@ -223,6 +223,47 @@ class WorkerFlowTest {
     assertTrue(ended.get(ended.size() - 1).data().getString("message").contains("did not come back"));
   }
 
+  /**
+   * Issue 27's run generations: a worker whose job was re-queued (its stream gone past WORKER_LOST_SECONDS) comes
+   * back and speaks for the old run, its lines and its end: refused (404, drop it), and the submission ends with
+   * the second run's result alone, stored once.
+   */
+  @Test
+  void aWorkerBackAfterItsJobWasRequeuedIsToldToDropItAndChangesNothing() throws Exception {
+    ScriptedWorker first = ScriptedWorker.open(port, workerToken, "gone-1", GPU, null);
+    awaitCapacity(1);
+    String id = submit("// agent: ok");
+    JsonObject job = first.next("job");
+    String oldJob = job.getString("job_id");
+    AgentOutput.EventKey oldKey = AgentOutput.EventKey.of(job.getJsonObject("payload").getString("event_key"));
+    first.lines(oldJob, 0, List.of(signed(oldKey, "COMPILING", new JsonObject())));
+    first.close(); // its stream is gone: the job is lost after 2 s and re-queued
+    awaitRestarts(id, 1);
+    try (ScriptedWorker second = ScriptedWorker.open(port, workerToken, "gone-2", GPU, null)) {
+      JsonObject rerun = second.next("job");
+      String newJob = rerun.getString("job_id");
+      assertFalse(oldJob.equals(newJob), "a new run, a new job id");
+      Response late = first.post("/api/worker/jobs/" + oldJob + "/lines", new JsonObject().put("from", 1)
+          .put("lines", new JsonArray().add(signed(oldKey, "COMPILE_ERROR", new JsonObject().put("message", "old")))));
+      assertEquals(404, late.status(), late.body());
+      Response lateExit = first.post("/api/worker/jobs/" + oldJob + "/exit",
+          new JsonObject().put("lines", 2).put("exit_code", 1));
+      assertEquals(404, lateExit.status(), lateExit.body());
+      AgentOutput.EventKey key = AgentOutput.EventKey.of(rerun.getJsonObject("payload").getString("event_key"));
+      second.lines(newJob, 0, List.of(signed(key, "COMPILING", new JsonObject()),
+          signed(key, "COMPILE_ERROR", new JsonObject().put("message", "new"))));
+      second.exit(newJob, 2, 1);
+      List<Frame> frames = follow(id);
+      assertEquals("COMPILE_ERROR", last(frames));
+      assertEquals("new", frames.get(frames.size() - 1).data().getString("message"), frames.toString());
+      assertEquals(List.of("IN_QUEUE", "PROVISIONING", "COMPILING", "IN_QUEUE", "PROVISIONING", "COMPILING",
+          "COMPILE_ERROR"), types(frames), "each run's events once, the old one's late words nowhere");
+      for (int i = 0; i < frames.size(); i++) {
+        assertEquals(i + 1, frames.get(i).id(), frames.toString());
+      }
+    }
+  }
+
   @Test
   void theServiceRestartedWhileAWorkerRunsAJobLosesAndRepeatsNothing() throws Exception {
     startWorker("restart-1");
