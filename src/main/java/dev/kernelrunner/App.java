@@ -1,6 +1,7 @@
 package dev.kernelrunner;
 
 import dev.kernelrunner.backend.Backend;
+import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.LocalCodec;
@@ -69,7 +70,8 @@ public final class App {
         EventAppend.Stored.class, LiveFrame.class, EventFrame.class, ProfileReport.class,
         WorkerProtocol.Connect.class, WorkerProtocol.Disconnect.class, WorkerProtocol.Lines.class,
         WorkerProtocol.Exit.class, WorkerProtocol.Consumed.class, WorkerProtocol.Push.class, Cancel.class,
-        Cancel.Outcome.class);
+        Cancel.Outcome.class, RunOrder.Start.class, RunOrder.Attach.class, RunOrder.Kill.class, RunOrder.Stopped.class,
+        RunOrder.Reap.class, RunOrder.Sweep.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
     Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
     // One client of the dstack server for the backend and the fleet manager: the version check is made once.

@@ -1,5 +1,6 @@
 package dev.kernelrunner.registry;
 
+import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.model.Cancel;
@@ -134,15 +135,14 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
     Duration killWait = config.agent().killGrace().plusSeconds(30);
     return bus.<Cancel.Outcome>request(Addresses.TRACKER_CANCEL, new Cancel(id, by, reason))
         .map(io.vertx.core.eventbus.Message::body).compose(outcome -> switch (outcome.kind()) {
-          case RUNNING -> Bus.request(bus, Addresses.SUPERVISOR_KILL, new JsonObject().put("submission_id", id)
-                  .put("cancelled_by", by).put("reason", reason), killWait)
-              .compose(killed -> killed.getString("status") != null
-                  ? Future.succeededFuture(killed.getString("status")) : storedStatus(id));
+          case RUNNING -> bus.<RunOrder.Stopped>request(Addresses.SUPERVISOR_KILL, new RunOrder.Kill(id),
+                  new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(killWait.toMillis()))
+              .map(io.vertx.core.eventbus.Message::body)
+              .compose(killed -> killed.status() != null ? Future.succeededFuture(killed.status()) : storedStatus(id));
           case CANCELLED, FINISHED -> Future.succeededFuture(outcome.status());
           case NOT_ACTIVE -> storedStatus(id);
         }).map(status -> new JsonObject().put("submission_id", id).put("status", status));
   }
-
 
   private Future<String> storedStatus(String id) {
     return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", id))

@@ -7,6 +7,7 @@ import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.backend.AgentOutput;
 import dev.kernelrunner.backend.Backend;
 import dev.kernelrunner.backend.RunListener;
+import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.ProfileReport;
@@ -108,11 +109,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   }
 
   /** Accepts at once; how the start went arrives as progress (events, then an exit). */
-  private Future<JsonObject> startRequested(JsonObject body) {
-    String id = body.getString("submission_id");
-    String backendName = body.getString("backend");
-    startRun(id, backendName); // here, not later: its log lines carry the message's submission id
-    return Future.succeededFuture(new JsonObject().put("accepted", true));
+  private Future<Boolean> startRequested(RunOrder.Start order) {
+    startRun(order.submissionId(), order.backend()); // here, not later: its log lines carry the submission id
+    return Future.succeededFuture(true);
   }
 
   private void startRun(String id, String backendName) {
@@ -158,21 +157,20 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   }
 
   /** Follows again a run an earlier instance of the service started (it went on while we were down). */
-  private Future<JsonObject> attach(JsonObject body) {
-    String id = body.getString("submission_id");
-    String backendName = body.getString("backend");
+  private Future<Boolean> attach(RunOrder.Attach order) {
+    Backend.Resume resume = order.resume();
+    String id = resume.submissionId();
+    String backendName = order.backend();
     Backend backend = backends.get(backendName);
     if (backend == null) {
       return Future.failedFuture(new Failures.CodedException(Failures.BAD_REQUEST,
           "no backend '" + backendName + "' in this build"));
     }
     Run run = new Run(id, backend.provisions());
-    run.mode = Mode.parse(body.getString("mode")).orElse(Mode.BENCHMARK);
-    run.runName = body.getString("run_name");
-    run.eventKey = body.getString("event_key");
+    run.mode = resume.mode();
+    run.runName = resume.runName();
+    run.eventKey = resume.eventKey();
     runs.put(id, run);
-    Backend.Resume resume = new Backend.Resume(id, run.runName, body.getInteger("log_offset", 0),
-        body.getString("log_position"), body.getString("event_key"), run.mode, body.getString("gpu_type"));
     log.info("following {} run {} of {} again (from log line {})", backendName, run.runName, id, resume.lines());
     backend.attach(resume, listener(run))
         .onSuccess(handle -> {
@@ -184,13 +182,13 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         .onFailure(error -> finish(run, null, List.of(), null, EventType.ERROR, new JsonObject()
             .put("message", "the service restarted and could not follow this run again")
             .put("details", error.getMessage())));
-    return Future.succeededFuture(new JsonObject().put("accepted", true));
+    return Future.succeededFuture(true);
   }
 
-  private Future<JsonObject> sweep(JsonObject body) {
-    Backend backend = backends.get(body.getString("backend"));
+  private Future<Integer> sweep(RunOrder.Sweep order) {
+    Backend backend = backends.get(order.backend());
     if (backend == null) {
-      return Future.succeededFuture(new JsonObject().put("stopped", 0));
+      return Future.succeededFuture(0);
     }
     Set<String> live = new java.util.HashSet<>();
     runs.values().forEach(run -> {
@@ -198,7 +196,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         live.add(run.runName);
       }
     });
-    return backend.sweep(live).map(stopped -> new JsonObject().put("stopped", stopped));
+    return backend.sweep(live);
   }
 
   /** What the agent gets, with a fresh secret key for signing its events (see {@link AgentOutput}). */
@@ -388,30 +386,30 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   }
 
   /** Kills a run and answers once its processes are gone and its end is stored. */
-  private Future<JsonObject> kill(JsonObject body) {
-    String id = body.getString("submission_id");
+  private Future<RunOrder.Stopped> kill(RunOrder.Kill order) {
+    String id = order.submissionId();
     Run run = runs.get(id);
     if (run == null) {
       killedBeforeStart.put(id, System.currentTimeMillis());
       killedBeforeStart.values().removeIf(at -> at < System.currentTimeMillis() - KILL_MEMORY.toMillis());
-      return Future.succeededFuture(new JsonObject().put("status", (String) null).put("running", false));
+      return Future.succeededFuture(new RunOrder.Stopped(null, false));
     }
     run.killRequested = true;
     if (run.handle != null) {
       run.handle.kill();
     }
-    return run.gone.future().map(status -> new JsonObject().put("status", status).put("running", true));
+    return run.gone.future().map(status -> new RunOrder.Stopped(status, true));
   }
 
-  private Future<JsonObject> reap(JsonObject body) {
-    String id = body.getString("submission_id");
-    long pid = body.getLong("pid");
+  private Future<Boolean> reap(RunOrder.Reap order) {
+    String id = order.submissionId();
+    long pid = order.pid();
     return vertx.executeBlocking(() -> ProcessTree.reapOrphan(pid, id, config.agent().killGrace().toMillis()), false)
         .map(killed -> {
           if (killed) {
             log.info("killed agent process {} left over from a previous run of {}", pid, id);
           }
-          return new JsonObject().put("killed", killed);
+          return killed;
         });
   }
 

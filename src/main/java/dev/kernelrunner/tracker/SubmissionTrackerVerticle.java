@@ -1,5 +1,7 @@
 package dev.kernelrunner.tracker;
 
+import dev.kernelrunner.backend.Backend;
+import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
@@ -54,7 +56,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   /** Runs in flight at most per GPU type: configured, or (worker types) the connected workers. */
   private final Map<String, Integer> capacity = new HashMap<>();
   /** Runs of an earlier instance to follow again, found by reconciliation (backend runs that outlive us). */
-  private final List<JsonObject> toAttach = new ArrayList<>();
+  private final List<RunOrder.Attach> toAttach = new ArrayList<>();
   private EventBus bus;
 
   public SubmissionTrackerVerticle(AppConfig config, Map<String, GpuType> gpuTypes, MeterRegistry meters) {
@@ -103,9 +105,9 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   /** Follows again the runs that went on while the service was down (their progress arrives from now on). */
   private Future<Void> reattach() {
     List<Future<?>> requests = new ArrayList<>();
-    for (JsonObject attach : toAttach) {
-      String id = attach.getString("submission_id");
-      requests.add(Bus.request(bus, Addresses.SUPERVISOR_ATTACH, attach).onFailure(error -> {
+    for (RunOrder.Attach attach : toAttach) {
+      String id = attach.resume().submissionId();
+      requests.add(bus.request(Addresses.SUPERVISOR_ATTACH, attach).onFailure(error -> {
         log.error("could not re-attach to {}: {}", id, error.toString());
         onExit(new Progress.Exit(id, null, false, false, false, null, List.of(), EventType.ERROR,
             new JsonObject().put("message", "the service restarted and could not follow this run again")
@@ -119,10 +121,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   /** Backend runs of this service that no live submission owns are stopped (they would only cost money). */
   private void sweep() {
     gpuTypes.values().stream().map(GpuType::backend).distinct().forEach(backend ->
-        Bus.request(bus, Addresses.SUPERVISOR_SWEEP, new JsonObject().put("backend", backend))
-            .onSuccess(reply -> {
-              if (reply.getInteger("stopped", 0) > 0) {
-                log.warn("stopped {} {} run(s) that belonged to no live submission", reply.getInteger("stopped"),
+        bus.<Integer>request(Addresses.SUPERVISOR_SWEEP, new RunOrder.Sweep(backend)).map(Message::body)
+            .onSuccess(stopped -> {
+              if (stopped > 0) {
+                log.warn("stopped {} {} run(s) that belonged to no live submission", stopped,
                     backend);
               }
             })
@@ -178,9 +180,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       running.merge(gpuType, 1, Integer::sum);
       next.dispatched = true;
       accept(next, EventType.PROVISIONING, new JsonObject().put("backend", type.backend()), null);
-      JsonObject start = new JsonObject().put("submission_id", next.id).put("gpu_type", gpuType)
-          .put("backend", type.backend());
-      bus.<JsonObject>request(Addresses.SUPERVISOR_START, start).onFailure(error -> {
+      bus.request(Addresses.SUPERVISOR_START, new RunOrder.Start(next.id, gpuType, type.backend())).onFailure(error -> {
         // The supervisor never saw it, so no exit will come: report one ourselves to free the slot.
         log.error("supervisor did not take {}: {}", next.id, error.toString());
         onExit(new Progress.Exit(next.id, null, false, false, false, error.getMessage(), List.of()));
@@ -497,7 +497,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     log.error("ending {}: {}", tracked.id, message);
     accept(tracked, EventType.ERROR, new JsonObject().put("message", message), null);
     if (tracked.dispatched) {
-      bus.request(Addresses.SUPERVISOR_KILL, new JsonObject().put("submission_id", tracked.id),
+      bus.request(Addresses.SUPERVISOR_KILL, new RunOrder.Kill(tracked.id),
               new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(Duration.ofMinutes(5).toMillis()))
           .onFailure(error -> log.warn("could not stop the process of {}: {}", tracked.id, error.toString()));
     } else {
@@ -596,15 +596,13 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       // Follow it again rather than start over.
       tracked.dispatched = true;
       running.merge(tracked.gpuType, 1, Integer::sum);
-      toAttach.add(new JsonObject().put("submission_id", id).put("backend", row.getString("backend"))
-          .put("run_name", row.getString("run_name")).put("log_offset", row.getInteger("log_offset", 0))
-          .put("log_position", row.getString("log_position")).put("event_key", row.getString("event_key"))
-          .put("mode", row.getString("mode")).put("gpu_type", tracked.gpuType));
+      toAttach.add(new RunOrder.Attach(row.getString("backend"), new Backend.Resume(id, row.getString("run_name"),
+          row.getInteger("log_offset", 0), row.getString("log_position"), row.getString("event_key"), tracked.mode,
+          tracked.gpuType)));
       return Future.succeededFuture();
     }
     Future<?> reaped = row.getInteger("pid") == null ? Future.succeededFuture()
-        : Bus.request(bus, Addresses.SUPERVISOR_REAP, new JsonObject().put("submission_id", id)
-            .put("pid", row.getInteger("pid"))).otherwise(error -> {
+        : bus.request(Addresses.SUPERVISOR_REAP, new RunOrder.Reap(id, row.getInteger("pid"))).otherwise(error -> {
               log.warn("could not reap the old process of {}: {}", id, error.toString());
               return null;
             });

@@ -3,6 +3,7 @@ package dev.kernelrunner.registry;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.LocalCodec;
 import dev.kernelrunner.config.ConfigLoader;
@@ -33,15 +34,16 @@ class ActiveProcessRegistryVerticleTest {
   @BeforeEach
   void deploy() throws Exception {
     vertx = Vertx.vertx();
-    LocalCodec.register(vertx.eventBus(), Cancel.class, Cancel.Outcome.class);
+    LocalCodec.register(vertx.eventBus(), Cancel.class, Cancel.Outcome.class, RunOrder.Kill.class,
+        RunOrder.Stopped.class);
     vertx.eventBus().<Cancel>consumer(Addresses.TRACKER_CANCEL, message -> {
       askedTracker.add(message.body());
       message.reply(outcomes.getOrDefault(message.body().submissionId(),
           new Cancel.Outcome(Cancel.Kind.NOT_ACTIVE, null)));
     });
-    vertx.eventBus().<JsonObject>consumer(Addresses.SUPERVISOR_KILL, message -> {
-      killed.add(message.body().getString("submission_id"));
-      message.reply(new JsonObject().put("status", "CANCELLED"));
+    vertx.eventBus().<RunOrder.Kill>consumer(Addresses.SUPERVISOR_KILL, message -> {
+      killed.add(message.body().submissionId());
+      message.reply(new RunOrder.Stopped("CANCELLED", true));
     });
     vertx.eventBus().<JsonObject>consumer(Addresses.STORE_SUBMISSION_GET,
         message -> message.reply(new JsonObject().put("status", "BENCHMARKED")));

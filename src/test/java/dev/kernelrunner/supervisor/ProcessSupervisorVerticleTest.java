@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.backend.Backend;
 import dev.kernelrunner.backend.RunListener;
+import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.LocalCodec;
 import dev.kernelrunner.config.ConfigLoader;
@@ -86,7 +87,8 @@ class ProcessSupervisorVerticleTest {
   @BeforeEach
   void deploy() throws Exception {
     vertx = Vertx.vertx();
-    LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class);
+    LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class, RunOrder.Start.class,
+        RunOrder.Kill.class, RunOrder.Stopped.class);
     vertx.eventBus().<JsonObject>consumer(Addresses.STORE_SUBMISSION_GET, message -> message.reply(new JsonObject()
         .put("id", message.body().getString("id")).put("problem", "leaky-relu").put("language", "cuda")
         .put("dtype", "float32").put("code", "// code").put("mode", "benchmark").put("gpu_type", "test")));
@@ -110,13 +112,17 @@ class ProcessSupervisorVerticleTest {
     vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private JsonObject ask(String address, String id) throws Exception {
-    return vertx.eventBus().<JsonObject>request(address, new JsonObject().put("submission_id", id)
-            .put("backend", "driven")).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).body();
+  private <T> T ask(String address, Object order) throws Exception {
+    return vertx.eventBus().<T>request(address, order).toCompletionStage().toCompletableFuture()
+        .get(10, TimeUnit.SECONDS).body();
+  }
+
+  private boolean startAsked(String id) throws Exception {
+    return ask(Addresses.SUPERVISOR_START, new RunOrder.Start(id, "test", "driven"));
   }
 
   private Driven start(String id) throws Exception {
-    assertTrue(ask(Addresses.SUPERVISOR_START, id).getBoolean("accepted"));
+    assertTrue(startAsked(id));
     return started.computeIfAbsent(id, k -> Promise.promise()).future().toCompletionStage().toCompletableFuture()
         .get(10, TimeUnit.SECONDS);
   }
@@ -170,21 +176,21 @@ class ProcessSupervisorVerticleTest {
   @Test
   void aKillStopsTheRunAndIsAnsweredOnceItIsGone() throws Exception {
     Driven run = start("s2");
-    var answer = vertx.eventBus().<JsonObject>request(Addresses.SUPERVISOR_KILL,
-        new JsonObject().put("submission_id", "s2")).toCompletionStage().toCompletableFuture();
+    var answer = vertx.eventBus().<RunOrder.Stopped>request(Addresses.SUPERVISOR_KILL, new RunOrder.Kill("s2"))
+        .toCompletionStage().toCompletableFuture();
     await(() -> run.kills().get() == 1);
     assertFalse(answer.isDone(), "answered only once the run is gone");
     onContext(run, () -> run.listener().onExit(null, List.of()));
-    JsonObject gone = answer.get(10, TimeUnit.SECONDS).body();
-    assertEquals("ENDED", gone.getString("status"));
+    RunOrder.Stopped gone = answer.get(10, TimeUnit.SECONDS).body();
+    assertEquals(new RunOrder.Stopped("ENDED", true), gone);
     assertTrue(exits("s2").get(0).killed(), "the tracker is told it was killed");
   }
 
   @Test
   void aKillBeforeTheStartStartsNothingAndEndsTheRunAsKilled() throws Exception {
-    JsonObject answer = ask(Addresses.SUPERVISOR_KILL, "s3");
-    assertFalse(answer.getBoolean("running"));
-    assertTrue(ask(Addresses.SUPERVISOR_START, "s3").getBoolean("accepted"));
+    RunOrder.Stopped answer = ask(Addresses.SUPERVISOR_KILL, new RunOrder.Kill("s3"));
+    assertEquals(new RunOrder.Stopped(null, false), answer, "nothing to stop yet");
+    assertTrue(startAsked("s3"));
     await(() -> exits("s3").size() == 1);
     assertEquals(0, starts.get(), "the backend was never asked");
     assertTrue(exits("s3").get(0).killed());

@@ -3,6 +3,7 @@ package dev.kernelrunner.tracker;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.bus.LocalCodec;
@@ -89,6 +90,8 @@ class TrackerPropertyTest {
     }
 
     void run() throws Exception {
+      LocalCodec.register(bus, RunOrder.Start.class, RunOrder.Kill.class, RunOrder.Stopped.class,
+          RunOrder.Sweep.class);
       LocalCodec.register(bus, Progress.Event.class, Progress.Exit.class, EventAppend.class,
           EventAppend.Stored.class, LiveFrame.class, EventFrame.class, Cancel.class, Cancel.Outcome.class);
       onContext(() -> {
@@ -200,20 +203,20 @@ class TrackerPropertyTest {
     }
 
     private void stubSupervisor() {
-      bus.<JsonObject>consumer(Addresses.SUPERVISOR_START, message -> {
-        String id = message.body().getString("submission_id");
+      bus.<RunOrder.Start>consumer(Addresses.SUPERVISOR_START, message -> {
+        String id = message.body().submissionId();
         int run = runOf.merge(id, 1, Integer::sum);
-        message.reply(new JsonObject());
+        message.reply(true);
         scriptsRunning++;
         vertx.setTimer(1 + random.nextInt(20), t -> script(id, run, 0, random.nextInt(10)));
       });
-      bus.<JsonObject>consumer(Addresses.SUPERVISOR_KILL, message -> {
-        message.reply(new JsonObject());
-        String id = message.body().getString("submission_id");
+      bus.<RunOrder.Kill>consumer(Addresses.SUPERVISOR_KILL, message -> {
+        message.reply(new RunOrder.Stopped(null, true));
+        String id = message.body().submissionId();
         vertx.setTimer(1 + random.nextInt(50), t -> exit(id, new Progress.Exit(id, 137, true, false, false, null,
             List.of())));
       });
-      bus.<JsonObject>consumer(Addresses.SUPERVISOR_SWEEP, message -> message.reply(new JsonObject()));
+      bus.<RunOrder.Sweep>consumer(Addresses.SUPERVISOR_SWEEP, message -> message.reply(0));
     }
 
     /** Replies come after a random short while, as a database's do. */
@@ -276,7 +279,7 @@ class TrackerPropertyTest {
           .onSuccess(reply -> {
             if (reply.body().kind() == Cancel.Kind.RUNNING) {
               // The registry asks the supervisor to stop it; the run ends killed.
-              bus.request(Addresses.SUPERVISOR_KILL, new JsonObject().put("submission_id", id));
+              bus.request(Addresses.SUPERVISOR_KILL, new RunOrder.Kill(id));
             }
           });
     }
