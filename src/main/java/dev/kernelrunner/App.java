@@ -17,6 +17,7 @@ import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.LiveFrame;
 import dev.kernelrunner.model.ProfileReport;
 import dev.kernelrunner.model.Progress;
+import dev.kernelrunner.model.Queues;
 import dev.kernelrunner.registry.ActiveProcessRegistryVerticle;
 import dev.kernelrunner.store.ResultStoreVerticle;
 import dev.kernelrunner.supervisor.ProcessSupervisorVerticle;
@@ -71,7 +72,8 @@ public final class App {
         WorkerProtocol.Connect.class, WorkerProtocol.Disconnect.class, WorkerProtocol.Lines.class,
         WorkerProtocol.Exit.class, WorkerProtocol.Consumed.class, WorkerProtocol.Push.class, Cancel.class,
         Cancel.Outcome.class, RunOrder.Start.class, RunOrder.Attach.class, RunOrder.Kill.class, RunOrder.Stopped.class,
-        RunOrder.Reap.class, RunOrder.Sweep.class);
+        RunOrder.Reap.class, RunOrder.Sweep.class, Queues.class, Queues.Asked.class, Queues.Capacity.class,
+        Queues.FailQueued.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);
     Path runsDir = config.database().dataDir().toAbsolutePath().resolve("runs");
     // One client of the dstack server for the backend and the fleet manager: the version check is made once.

@@ -7,6 +7,7 @@ import dev.kernelrunner.bus.Revocations;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.Queues;
 import dev.kernelrunner.store.QuotaUsage;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.ProfileReport;
@@ -16,6 +17,7 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
@@ -753,15 +755,17 @@ public class HttpVerticle extends VerticleBase {
   private void listGpuTypes(RoutingContext ctx) {
     boolean anyDstack = gpuTypes.values().stream().anyMatch(t -> AppConfig.DSTACK_BACKEND.equals(t.backend()));
     Future<JsonObject> dstack = !anyDstack ? Future.succeededFuture(new JsonObject()) : dstackHealth();
-    Bus.request(bus, Addresses.TRACKER_QUEUES, new JsonObject()).compose(queues -> dstack.map(health -> {
+    Future<Queues> queues = bus.<Queues>request(Addresses.TRACKER_QUEUES, new Queues.Asked()).map(Message::body);
+    Future.all(queues, dstack).map(both -> {
+      JsonObject health = dstack.result();
       JsonArray types = new JsonArray();
       gpuTypes.values().forEach(type -> {
-        JsonObject state = queues.getJsonObject(type.name(), new JsonObject());
-        int capacity = state.getInteger("capacity", type.capacity());
-        boolean free = state.getInteger("running", 0) < capacity;
+        Queues.Queue state = queues.result().byType().getOrDefault(type.name(),
+            new Queues.Queue(type.backend(), type.capacity(), 0, 0));
+        int capacity = state.capacity();
+        boolean free = state.running() < capacity;
         JsonObject entry = new JsonObject().put("name", type.name()).put("backend", type.backend())
-            .put("capacity", capacity).put("running", state.getInteger("running", 0))
-            .put("queued", state.getInteger("queued", 0));
+            .put("capacity", capacity).put("running", state.running()).put("queued", state.queued());
         String unusable = AppConfig.DSTACK_BACKEND.equals(type.backend()) ? whyUnusable(health) : null;
         if (unusable != null) {
           entry.put("available", false).put("accepting", false).put("unavailable_reason", unusable);
@@ -774,7 +778,7 @@ public class HttpVerticle extends VerticleBase {
         types.add(entry);
       });
       return new JsonObject().put("gpu_types", types);
-    })).onSuccess(body -> json(ctx, 200, body)).onFailure(error -> ApiError.fromFailure(ctx, error));
+    }).onSuccess(body -> json(ctx, 200, body)).onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
   // ---- helpers

@@ -3,6 +3,7 @@ package dev.kernelrunner.supervisor;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.model.Queues;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonObject;
@@ -27,8 +28,8 @@ import org.slf4j.LoggerFactory;
  * a worker token the service made for them at start and revokes when it stops (and, at start, any that an earlier
  * instance killed outright left live; its workers, told the service's pid, stop once it is gone). A custom
  * {@code AGENT_COMMAND} keeps its meaning: the workers run it once per job ({@code --job-command}); the default one
- * means the worker's warm path. A worker that ends is started again ({@code exited}); stopping the service stops them (TERM, then
- * KILL).
+ * means the worker's warm path. A worker that ends is started again ({@code exited}); stopping the service stops
+ * them (TERM, then KILL).
  */
 public class LocalWorkersVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(LocalWorkersVerticle.class);
@@ -142,11 +143,11 @@ public class LocalWorkersVerticle extends VerticleBase {
       // The log's end is the operator's to read, not the submitters' (a worker's log names others' jobs).
       vertx.executeBlocking(() -> tail(logFile), false).onSuccess(tail -> log.error(
           "local worker for {} does not start; the end of {}:\n{}", gpuType, logFile, tail));
-      Bus.request(vertx.eventBus(), Addresses.TRACKER_FAIL_QUEUED, new JsonObject().put("gpu_type", gpuType)
-              .put("message", "this host's worker for " + gpuType + " does not start (it ended " + quick
+      vertx.eventBus().<Integer>request(Addresses.TRACKER_FAIL_QUEUED, new Queues.FailQueued(gpuType,
+              "this host's worker for " + gpuType + " does not start (it ended " + quick
                   + " times in a row within seconds, last with code " + code + "): the service's log says why"))
           .onSuccess(reply -> log.error("local worker for {} does not start: {} queued submission(s) ended as ERROR",
-              gpuType, reply.getInteger("ended")))
+              gpuType, reply.body()))
           .onFailure(error -> log.error("local worker for {} does not start: {}", gpuType, error.toString()));
     }
     long pause = 1000L << Math.min(4, Math.max(0, quick - 1));

@@ -16,6 +16,7 @@ import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.NewEvent;
 import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Progress;
+import dev.kernelrunner.model.Queues;
 import dev.kernelrunner.store.QuotaUsage;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -316,22 +317,22 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     return cancelled;
   }
 
-  private Future<JsonObject> queueState(JsonObject body) {
-    JsonObject state = new JsonObject();
-    gpuTypes.forEach((name, type) -> state.put(name, new JsonObject().put("backend", type.backend())
-        .put("capacity", capacity.get(name)).put("running", running.get(name)).put("queued", queues.get(name).size())));
-    return Future.succeededFuture(state);
+  private Future<Queues> queueState(Queues.Asked asked) {
+    Map<String, Queues.Queue> state = new HashMap<>();
+    gpuTypes.forEach((name, type) -> state.put(name, new Queues.Queue(type.backend(), capacity.get(name),
+        running.get(name), queues.get(name).size())));
+    return Future.succeededFuture(new Queues(state));
   }
 
   /** A worker type's capacity is its connected workers': more may start now, or fewer from now on. */
-  private Future<JsonObject> capacityChanged(JsonObject body) {
-    String gpuType = body.getString("gpu_type");
+  private Future<Boolean> capacityChanged(Queues.Capacity changed) {
+    String gpuType = changed.gpuType();
     if (!capacity.containsKey(gpuType)) {
       return noSuchType(gpuType);
     }
-    capacity.put(gpuType, body.getInteger("capacity"));
+    capacity.put(gpuType, changed.capacity());
     dispatch(gpuType);
-    return Future.succeededFuture(new JsonObject());
+    return Future.succeededFuture(true);
   }
 
   private static <T> Future<T> noSuchType(String gpuType) {
@@ -342,8 +343,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
    * The GPU type cannot run anything now (its local worker does not start): the submissions waiting for it end as
    * ERROR with the reason, rather than wait for a worker that is not coming.
    */
-  private Future<JsonObject> failQueued(JsonObject body) {
-    String gpuType = body.getString("gpu_type");
+  private Future<Integer> failQueued(Queues.FailQueued failed) {
+    String gpuType = failed.gpuType();
     FairQueue<Tracked> queue = queues.get(gpuType);
     if (queue == null) {
       return noSuchType(gpuType);
@@ -352,10 +353,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     queue.forEach(waiting::add);
     for (Tracked tracked : waiting) {
       queue.remove(tracked);
-      accept(tracked, EventType.ERROR, new JsonObject().put("message", body.getString("message"))
-          .put("details", body.getString("details", "")), null).onComplete(ar -> active.remove(tracked.id));
+      accept(tracked, EventType.ERROR, new JsonObject().put("message", failed.message()).put("details", ""), null)
+          .onComplete(ar -> active.remove(tracked.id));
     }
-    return Future.succeededFuture(new JsonObject().put("ended", waiting.size()));
+    return Future.succeededFuture(waiting.size());
   }
 
   // ---- storing and publishing events

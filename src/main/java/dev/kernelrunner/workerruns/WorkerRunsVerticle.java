@@ -8,6 +8,7 @@ import dev.kernelrunner.dstack.RunNames;
 import dev.kernelrunner.dstack.RunSnapshot;
 import dev.kernelrunner.dstack.TarArchive;
 import dev.kernelrunner.dstack.Templates;
+import dev.kernelrunner.model.Queues;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonArray;
@@ -73,11 +74,12 @@ public class WorkerRunsVerticle extends VerticleBase {
       return;
     }
     ticking = true;
-    Future<JsonObject> queues = Bus.request(vertx.eventBus(), Addresses.TRACKER_QUEUES, new JsonObject());
+    Future<Queues> queues = vertx.eventBus().<Queues>request(Addresses.TRACKER_QUEUES, new Queues.Asked())
+        .map(io.vertx.core.eventbus.Message::body);
     Future<JsonObject> workers = Bus.request(vertx.eventBus(), Addresses.WORKERS_LIST, new JsonObject());
     Future<List<RunSnapshot>> active = api.activeRuns();
     Future.all(queues, workers, active).onSuccess(all -> {
-      int queued = queues.result().getJsonObject(gpuType, new JsonObject()).getInteger("queued", 0);
+      int queued = queues.result().of(gpuType).queued();
       Map<String, WorkerRunsPlan.Worker> byRun = new HashMap<>();
       for (Object item : workers.result().getJsonArray("workers", new JsonArray())) {
         JsonObject worker = (JsonObject) item;

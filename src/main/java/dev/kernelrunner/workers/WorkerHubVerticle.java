@@ -7,6 +7,7 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures.CodedException;
 import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.model.Queues;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -167,8 +168,7 @@ public final class WorkerHubVerticle extends VerticleBase {
   private void capacityChanged(String gpuType) {
     long connected = workers.values().stream()
         .filter(w -> w.connectionId != null && gpuType.equals(w.gpuType)).count();
-    Bus.request(bus, Addresses.TRACKER_CAPACITY, new JsonObject().put("gpu_type", gpuType)
-            .put("capacity", (int) connected))
+    bus.request(Addresses.TRACKER_CAPACITY, new Queues.Capacity(gpuType, (int) connected))
         .onFailure(error -> {
           // No tracker: the service is stopping (the tracker is deployed before the server workers connect to,
           // undeployed after it, while the server's closed streams still reach here): not worth a line per worker.

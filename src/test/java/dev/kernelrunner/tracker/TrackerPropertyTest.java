@@ -18,6 +18,7 @@ import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.NewEvent;
 import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Progress;
+import dev.kernelrunner.model.Queues;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -91,7 +92,7 @@ class TrackerPropertyTest {
 
     void run() throws Exception {
       LocalCodec.register(bus, RunOrder.Start.class, RunOrder.Kill.class, RunOrder.Stopped.class,
-          RunOrder.Sweep.class);
+          RunOrder.Sweep.class, Queues.class, Queues.Asked.class);
       LocalCodec.register(bus, Progress.Event.class, Progress.Exit.class, EventAppend.class,
           EventAppend.Stored.class, LiveFrame.class, EventFrame.class, Cancel.class, Cancel.Outcome.class);
       onContext(() -> {
@@ -113,7 +114,7 @@ class TrackerPropertyTest {
       while (!allEnded()) {
         assertTrue(System.nanoTime() < deadline, "not every submission ended or freed its slot: unended "
             + onContext(this::unended) + ", agents running " + onContext(() -> scriptsRunning) + ", queues "
-            + bus.request(Addresses.TRACKER_QUEUES, new JsonObject()).toCompletionStage().toCompletableFuture()
+            + bus.request(Addresses.TRACKER_QUEUES, new Queues.Asked()).toCompletionStage().toCompletableFuture()
                 .get(10, TimeUnit.SECONDS).body());
         Thread.sleep(100);
       }
@@ -292,9 +293,9 @@ class TrackerPropertyTest {
 
     /** Asked from the test's thread (the tracker answers on its own context). */
     private boolean idle() throws Exception {
-      JsonObject queues = bus.<JsonObject>request(Addresses.TRACKER_QUEUES, new JsonObject())
-          .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).body().getJsonObject(GPU);
-      return queues.getInteger("running") == 0 && queues.getInteger("queued") == 0;
+      Queues.Queue queue = bus.<Queues>request(Addresses.TRACKER_QUEUES, new Queues.Asked())
+          .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).body().of(GPU);
+      return queue.running() == 0 && queue.queued() == 0;
     }
 
     private List<String> unended() {
