@@ -93,7 +93,8 @@ class Prestarted:
 
     def _then_ready(self, served, env):
         """The replay's pair (where there is nvcc: NVIDIA only), then the solution's process read until ready."""
-        if self.toolchain("cuda") is not None and self.toolchain("cuda").kind == "nvcc":
+        toolchain = self.toolchain("cuda")
+        if toolchain is not None and toolchain.kind == "nvcc":
             self._start_pair(REPLAY, served, env)
         for line in self.process.stderr:
             if line.strip() == worker_module.READY:

@@ -31,17 +31,20 @@ from remote_agent import gate, worker
 PR_SET_DUMPABLE = 4
 
 
+def _seed(secret, label):
+    """HMAC-SHA256 of ``label`` under the submission's secret, as a 63-bit seed: inputs reproducible by whoever
+    holds the secret and nobody else."""
+    return int.from_bytes(hmac.new(secret, label, hashlib.sha256).digest()[:8], "big") >> 1
+
+
 def seed_for(secret, test_id):
-    """A test's input seed: HMAC-SHA256 of the test under the submission's secret (63 bits), so the inputs are
-    reproducible by whoever holds the secret and nobody else."""
-    digest = hmac.new(secret, b"verify:" + str(test_id).encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+    """A test's input seed."""
+    return _seed(secret, b"verify:" + str(test_id).encode())
 
 
 def sample_seed(secret, test_id, sample):
-    """A timed sample's input seed, as ``seed_for``."""
-    digest = hmac.new(secret, b"time:%d:%d" % (test_id, sample), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+    """A timed sample's input seed."""
+    return _seed(secret, b"time:%d:%d" % (test_id, sample))
 
 
 def call_spec(problem, case, data):

@@ -364,7 +364,7 @@ class Timer(Harness):
             discarded_throttled=discarded,
             clock_flag=bool(raw) and throttled > stats.THROTTLED_FLAG * len(raw))
 
-    def timed(self, test_id, call, guard=True):
+    def timed(self, test_id, call):
         """A call timed as ``measure`` times it, each sample on a fresh input set the judge writes into the buffers
         it shares (``NEXT <id>`` out, ``FRESH <id>`` back on stdin) and checks after: no output is checked in this
         process. The judge's verdict on them comes apart; the figures are returned."""
@@ -379,7 +379,7 @@ class Timer(Harness):
                 raise JudgeGone("the judge answered %r, not FRESH %d" % (" ".join(answer)[:100], test_id))
             return call
         began = time.monotonic()
-        figures = self.measure(prepare, guard=guard)
+        figures = self.measure(prepare, guard=self.GUARDED)
         print("worker: test %d: %d fresh input sets, %.3f s of %.3f s waiting for them" % (
             test_id, len(waited), sum(waited), time.monotonic() - began), file=sys.stderr, flush=True)
         figures["runtime"] = {"torch": self.torch.__version__, "cuda": self.torch.version.cuda,
@@ -411,7 +411,7 @@ class Timer(Harness):
                 continue
             torch.cuda.synchronize()
             if request.get("timed"):
-                send("CALLED", test_id=test_id, timing=self.timed(test_id, call, guard=self.GUARDED))
+                send("CALLED", test_id=test_id, timing=self.timed(test_id, call))
             else:
                 nvtx.range_push(profiler.RANGE_PREFIX + str(test_id))
                 call()

@@ -134,33 +134,32 @@ class RecordTest(unittest.TestCase):
             replay.parse(None, SIZES)
 
 
+def fatbins_of(source):
+    """replay.fatbins of ``source`` built by nvcc into a shared library (for sm_90)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "k.cu")
+        with open(path, "w") as f:
+            f.write(source)
+        library = os.path.join(folder, "k.so")
+        subprocess.run(["nvcc", "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", library, path],
+                       check=True, capture_output=True)
+        return replay.fatbins(library)
+
+
 class DeviceCodeTest(unittest.TestCase):
     @unittest.skipUnless(shutil.which("nvcc"), "nvcc builds the library")
     def test_the_fat_binaries_are_read_from_the_library_without_loading_it(self):
-        with tempfile.TemporaryDirectory() as folder:
-            source = os.path.join(folder, "k.cu")
-            with open(source, "w") as f:
-                f.write("__global__ void k(float* x) { x[threadIdx.x] = 1; }\n"
-                        "extern \"C\" void solution(float* x) { k<<<1, 32>>>(x); }\n")
-            library = os.path.join(folder, "k.so")
-            subprocess.run(["nvcc", "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", library, source],
-                           check=True, capture_output=True)
-            images = replay.fatbins(library)
+        images = fatbins_of("__global__ void k(float* x) { x[threadIdx.x] = 1; }\n"
+                            "extern \"C\" void solution(float* x) { k<<<1, 32>>>(x); }\n")
         self.assertTrue(images)
         for image in images:
             self.assertEqual(replay.FATBIN_MAGIC, struct.unpack_from("<I", image)[0])
 
     @unittest.skipUnless(shutil.which("nvcc"), "nvcc builds the library")
     def test_a_library_with_a_large_host_bss_is_read(self):
-        with tempfile.TemporaryDirectory() as folder:
-            source = os.path.join(folder, "k.cu")
-            with open(source, "w") as f:
-                f.write("static float host[1 << 22];\n__global__ void k(float* x) { x[threadIdx.x] = 1; }\n"
-                        "extern \"C\" void solution(float* x) { host[0] = 1; k<<<1, 32>>>(x); }\n")
-            library = os.path.join(folder, "k.so")
-            subprocess.run(["nvcc", "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o", library, source],
-                           check=True, capture_output=True)
-            self.assertTrue(replay.fatbins(library), "its .bss (no bytes in the file) is no bound to check")
+        self.assertTrue(fatbins_of("static float host[1 << 22];\n__global__ void k(float* x) { x[threadIdx.x] = 1; }\n"
+                                   "extern \"C\" void solution(float* x) { host[0] = 1; k<<<1, 32>>>(x); }\n"),
+                        "its .bss (no bytes in the file) is no bound to check")
 
     def test_a_file_that_is_not_a_library_or_lies_about_its_sections_is_refused(self):
         with tempfile.TemporaryDirectory() as folder:

@@ -154,19 +154,8 @@ class MainProcessTest {
       } else {
         assertTrue(log.contains("agents run as this service's own user"), log);
       }
-      HttpClient http = HttpClient.newHttpClient();
       String id = submit(port, "secret-admin-token", "// agent: snoop");
-      JsonObject submission = null;
-      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-      while (System.nanoTime() < deadline) {
-        submission = new JsonObject(http.send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + port + "/api/submissions/" + id))
-            .header("Authorization", "Bearer secret-admin-token").build(), HttpResponse.BodyHandlers.ofString()).body());
-        if (submission.getString("finished_at") != null) {
-          break;
-        }
-        Thread.sleep(100);
-      }
+      JsonObject submission = awaitSubmission(port, "secret-admin-token", id, s -> s.getString("finished_at") != null);
       assertEquals("COMPILE_ERROR", submission.getString("status"), submission.encode());
       JsonObject seen = new JsonObject(submission.getJsonObject("error").getString("details"));
       JsonObject env = seen.getJsonObject("env");

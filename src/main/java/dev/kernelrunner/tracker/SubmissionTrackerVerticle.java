@@ -107,7 +107,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   private Future<Void> reattach() {
     List<Future<?>> requests = new ArrayList<>();
     for (RunOrder.Attach attach : toAttach) {
-      String id = attach.resume().submissionId();
+      String id = attach.submissionId();
       requests.add(bus.request(Addresses.SUPERVISOR_ATTACH, attach).onFailure(error -> {
         log.error("could not re-attach to {}: {}", id, error.toString());
         onExit(new Progress.Exit(id, null, false, false, false, null, List.of(), EventType.ERROR,
