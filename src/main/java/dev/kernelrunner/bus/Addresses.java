@@ -22,7 +22,6 @@ public final class Addresses {
   public static final String WORKERS_LIST = "workers.list";
 
   // Active-process registry
-  public static final String SUBMISSIONS_CANCEL = "submissions.cancel";
   public static final String REGISTRY_REGISTER = "registry.register";
   public static final String REGISTRY_UNREGISTER = "registry.unregister";
   public static final String REGISTRY_STREAM_OPENED = "registry.stream.opened";

@@ -6,6 +6,7 @@ import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.bus.Revocations;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Queues;
 import dev.kernelrunner.store.QuotaUsage;
@@ -14,6 +15,7 @@ import dev.kernelrunner.model.ProfileReport;
 import dev.kernelrunner.model.NewSubmission;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.EventBus;
@@ -662,10 +664,9 @@ public class HttpVerticle extends VerticleBase {
         return;
       }
       String reason = principal.userId().equals(submission.getString("user_id")) ? "owner" : "admin";
-      JsonObject request = new JsonObject().put("submission_id", id).put("cancelled_by", principal.userId())
-          .put("reason", reason);
-      Bus.request(bus, Addresses.SUBMISSIONS_CANCEL, request, config.agent().killGrace().plusSeconds(45))
-          .onSuccess(reply -> replyCancel(ctx, id, reply.getString("status"), mode))
+      bus.<Cancel.Outcome>request(Addresses.TRACKER_CANCEL, new Cancel(id, principal.userId(), reason),
+              new DeliveryOptions().setSendTimeout(config.agent().killGrace().plusSeconds(45).toMillis()))
+          .onSuccess(reply -> replyCancel(ctx, id, reply.body().status(), mode))
           .onFailure(error -> ApiError.fromFailure(ctx, error));
     });
   }

@@ -4,16 +4,17 @@ import dev.kernelrunner.bus.ForSubmission;
 
 /**
  * Bus body of {@code tracker.cancel}: cancel {@code submissionId}, asked by {@code cancelledBy} for {@code reason}.
- * The tracker decides; the reply says what that meant ({@link Outcome}).
+ * The tracker decides, and answers once it is done: a queued submission is cancelled at once, a running one once
+ * its run is gone.
  */
 public record Cancel(String submissionId, String cancelledBy, String reason) implements ForSubmission {
 
-  /** What a cancel did: the submission's {@code status} after it (null when the tracker does not follow it). */
+  /** What a cancel did, and the submission's {@code status} after it. */
   public record Outcome(Kind kind, String status) {}
 
   /**
-   * RUNNING: marked; its run is to be stopped (it ends CANCELLED when it is gone). CANCELLED: it was queued and has
-   * ended. FINISHED: it had ended already. NOT_ACTIVE: the tracker does not follow it (the store has its status).
+   * TAKEN: it was live and is ended now (CANCELLED, unless its agent ended it first: the status says); FINISHED: it
+   * had ended already; NOT_ACTIVE: the tracker does not follow it (the status is the stored one).
    */
-  public enum Kind { RUNNING, CANCELLED, FINISHED, NOT_ACTIVE }
+  public enum Kind { TAKEN, FINISHED, NOT_ACTIVE }
 }

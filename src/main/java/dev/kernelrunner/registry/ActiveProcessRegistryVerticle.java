@@ -1,6 +1,5 @@
 package dev.kernelrunner.registry;
 
-import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.model.Cancel;
@@ -8,7 +7,9 @@ import dev.kernelrunner.config.AppConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
+import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -19,9 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Which submission runs where (backend, node, pid, dstack run name), how many SSE clients watch each, and
- * cancellation: by request, and of a stream-created submission whose last client went away and did not come
- * back within the grace period.
+ * Which submission runs where (backend, node, pid, dstack run name), how many SSE clients watch each, and the
+ * disconnect timers: a stream-created submission whose last client went away and did not come back within the grace
+ * period is cancelled (through the tracker, which decides every cancel).
  */
 public class ActiveProcessRegistryVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(ActiveProcessRegistryVerticle.class);
@@ -50,9 +51,7 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
             Bus.serve(bus, Addresses.REGISTRY_UNREGISTER, this::unregister, log),
             Bus.serve(bus, Addresses.REGISTRY_STREAM_OPENED, this::streamOpened, log),
             Bus.serve(bus, Addresses.REGISTRY_STREAM_CLOSED, this::streamClosed, log),
-            Bus.serve(bus, Addresses.REGISTRY_LIST, this::list, log),
-            Bus.serve(bus, Addresses.SUBMISSIONS_CANCEL, (JsonObject body) -> cancel(body.getString("submission_id"),
-                body.getString("cancelled_by"), body.getString("reason")), log)))
+            Bus.serve(bus, Addresses.REGISTRY_LIST, this::list, log)))
         .compose(v -> watchUnwatched());
   }
 
@@ -127,25 +126,10 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
     return Future.succeededFuture(new JsonObject().put("processes", running).put("streams", watched));
   }
 
-  /**
-   * Cancels through the tracker (which drops a queued submission at once); a running one is killed, and the
-   * reply waits until its processes are gone and the outcome is stored. Replies with the final status.
-   */
-  private Future<JsonObject> cancel(String id, String by, String reason) {
-    Duration killWait = config.agent().killGrace().plusSeconds(30);
-    return bus.<Cancel.Outcome>request(Addresses.TRACKER_CANCEL, new Cancel(id, by, reason))
-        .map(io.vertx.core.eventbus.Message::body).compose(outcome -> switch (outcome.kind()) {
-          case RUNNING -> bus.<RunOrder.Stopped>request(Addresses.SUPERVISOR_KILL, new RunOrder.Kill(id),
-                  new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(killWait.toMillis()))
-              .map(io.vertx.core.eventbus.Message::body)
-              .compose(killed -> killed.status() != null ? Future.succeededFuture(killed.status()) : storedStatus(id));
-          case CANCELLED, FINISHED -> Future.succeededFuture(outcome.status());
-          case NOT_ACTIVE -> storedStatus(id);
-        }).map(status -> new JsonObject().put("submission_id", id).put("status", status));
-  }
-
-  private Future<String> storedStatus(String id) {
-    return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", id))
-        .map(row -> row.getString("status"));
+  /** Asks the tracker, which decides every cancel, and waits until the run is gone. */
+  private Future<Cancel.Outcome> cancel(String id, String by, String reason) {
+    Duration wait = config.agent().killGrace().plusSeconds(45);
+    return bus.<Cancel.Outcome>request(Addresses.TRACKER_CANCEL, new Cancel(id, by, reason),
+        new DeliveryOptions().setSendTimeout(wait.toMillis())).map(Message::body);
   }
 }

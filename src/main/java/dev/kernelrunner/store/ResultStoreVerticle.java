@@ -3,9 +3,11 @@ package dev.kernelrunner.store;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
+import dev.kernelrunner.bus.ForSubmission;
 import dev.kernelrunner.bus.Failures.CodedException;
 import dev.kernelrunner.bus.Revocations;
 import dev.kernelrunner.model.EventAppend;
+import dev.kernelrunner.model.EventWrite;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.NewEvent;
@@ -105,10 +107,10 @@ public class ResultStoreVerticle extends VerticleBase {
                   .execute(Tuple.of(parseId(body.getString("submission_id")), body.getInteger("log_offset"),
                       body.getString("log_position")))
                   .map(rows -> new JsonObject().put("updated", rows.rowCount()))),
-              consume(Addresses.STORE_SUBMISSION_REQUEUE, this::requeue),
+              Bus.serve(vertx.eventBus(), Addresses.STORE_SUBMISSION_REQUEUE, this::requeue, this::fail),
               Bus.serve(vertx.eventBus(), Addresses.STORE_EVENTS_APPEND, this::appendEvents, this::fail),
               consume(Addresses.STORE_EVENTS_AFTER, this::eventsAfter),
-              consume(Addresses.STORE_EVENTS_VERIFIED, this::verified),
+              Bus.serve(vertx.eventBus(), Addresses.STORE_EVENTS_VERIFIED, this::verified, this::fail),
               Bus.serve(vertx.eventBus(), Addresses.STORE_PROFILE_PUT, this::putProfile, this::fail),
               consume(Addresses.STORE_PROFILE_GET, this::getProfile),
               consume(Addresses.STORE_LEADERBOARD, this::leaderboard),
@@ -156,7 +158,7 @@ public class ResultStoreVerticle extends VerticleBase {
    * are our bugs (500).
    */
   private <T> void fail(Message<T> message, Throwable error) {
-    String submission = message.body() instanceof EventAppend append ? append.submissionId()
+    String submission = message.body() instanceof ForSubmission about ? about.submissionId()
         : message.body() instanceof ProfileReport report ? report.submissionId()
         : message.body() instanceof JsonObject body ? body.getString("submission_id", body.getString("id", "-")) : "-";
     fail(message, submission, error);
@@ -311,16 +313,29 @@ public class ResultStoreVerticle extends VerticleBase {
   }
 
   /** Counts a restart and stores the IN_QUEUE event that puts the submission back in line. */
-  private Future<JsonObject> requeue(JsonObject body) {
-    UUID id = parseId(body.getString("submission_id"));
+  /** A re-queue: its IN_QUEUE event and the restart it counts, together. */
+  private Future<EventFrame> requeue(EventWrite write) {
+    UUID id = parseId(write.submissionId());
+    NewEvent event = write.event();
+    Tuple args = Tuple.from(new ArrayList<>(java.util.Arrays.asList(id, event.type().name(),
+        event.type().changesStatus(), event.terminal(), new JsonObject(PgText.json(event.payload())), event.result(),
+        event.error(), event.cancelledBy(), event.cancelReason())));
     return pool.withTransaction(conn -> conn.preparedQuery(SubmissionSql.COUNT_RESTART).execute(Tuple.of(id))
-        .compose(v -> append(conn.preparedQuery(EventSql.APPEND)::execute, body)));
+        .compose(v -> conn.preparedQuery(EventSql.APPEND).execute(args)).compose(rows -> {
+          if (rows.size() == 0) {
+            return Future.failedFuture(new CodedException(Failures.CONFLICT,
+                "submission " + write.submissionId() + " has finished"));
+          }
+          Row row = rows.iterator().next();
+          return Future.succeededFuture(new EventFrame(write.submissionId(), row.getInteger("seq"), event.type(),
+              row.getOffsetDateTime("created_at"), event.fields()));
+        }));
   }
 
   /** A pending BENCHMARKED's timing verdict: the VERIFIED event, and the stored result updated with it. */
-  private Future<JsonObject> verified(JsonObject body) {
-    String id = body.getString("submission_id");
-    JsonObject fields = body.getJsonObject("fields", new JsonObject());
+  private Future<EventFrame> verified(EventWrite write) {
+    String id = write.submissionId();
+    JsonObject fields = write.event().fields();
     JsonObject timing = fields.getJsonObject("timing", new JsonObject());
     return pool.preparedQuery(EventSql.APPEND_VERDICT).execute(Tuple.of(parseId(id),
             new JsonObject(PgText.json(fields.encode())), timing, "unverified".equals(timing.getString("status"))))
@@ -331,7 +346,7 @@ public class ResultStoreVerticle extends VerticleBase {
           }
           Row row = rows.iterator().next();
           return Future.succeededFuture(new EventFrame(id, row.getInteger("seq"), EventType.VERIFIED,
-              row.getOffsetDateTime("created_at"), fields).toJson());
+              row.getOffsetDateTime("created_at"), fields));
         });
   }
 
@@ -340,24 +355,6 @@ public class ResultStoreVerticle extends VerticleBase {
     UUID id = parseId(append.submissionId());
     boolean progressOnly = append.events().stream().allMatch(NewEvent::progressOnly);
     return (progressOnly ? progressEvents : finalEvents).append(id, append.events()).map(EventAppend.Stored::new);
-  }
-
-  private Future<JsonObject> append(Function<Tuple, Future<RowSet<Row>>> execute, JsonObject body) {
-    String id = body.getString("submission_id");
-    EventType type = EventType.valueOf(body.getString("type"));
-    JsonObject fields = body.getJsonObject("fields", new JsonObject());
-    Tuple args = Tuple.from(new ArrayList<>(java.util.Arrays.asList(parseId(id), type.name(),
-        type.changesStatus(), body.getBoolean("terminal", false), new JsonObject(PgText.json(fields.encode())),
-        body.getJsonObject("result"),
-        body.getJsonObject("error"), body.getString("cancelled_by"), body.getString("cancel_reason"))));
-    return execute.apply(args).compose(rows -> {
-      if (rows.size() == 0) {
-        return Future.failedFuture(new CodedException(Failures.CONFLICT, "submission " + id + " has finished"));
-      }
-      Row row = rows.iterator().next();
-      return Future.succeededFuture(
-          new EventFrame(id, row.getInteger("seq"), type, row.getOffsetDateTime("created_at"), fields).toJson());
-    });
   }
 
   private Future<JsonObject> putProfile(ProfileReport report) {

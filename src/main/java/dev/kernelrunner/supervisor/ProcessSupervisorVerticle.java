@@ -120,25 +120,25 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     Run run = new Run(id, backend != null && backend.provisions());
     runs.put(id, run);
     if (backend == null) {
-      finish(run, null, List.of(), "no backend '" + backendName + "' in this build");
+      finish(run, new Progress.NotStarted("no backend '" + backendName + "' in this build"), List.of());
       return;
     }
     if (killedBeforeStart.remove(id) != null) {
-      run.killRequested = true;
-      finish(run, null, List.of(), null);
+      run.stop = new Progress.Killed();
+      finish(run, run.stop, List.of());
       return;
     }
     long deadline = System.nanoTime() + config.database().eventWriteRetry().toNanos();
     submissionForRun(run, deadline, 250)
         .compose(submission -> {
           run.mode = Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK);
-          if (run.killRequested) {
+          if (run.stop != null) {
             return Future.failedFuture(new IllegalStateException("cancelled before start"));
           }
           return backend.start(payload(submission, run), listener(run));
         })
         .onSuccess(handle -> started(run, handle, backendName))
-        .onFailure(error -> finish(run, null, List.of(), run.killRequested ? null : error.getMessage()));
+        .onFailure(error -> finish(run, new Progress.NotStarted(error.getMessage()), List.of()));
   }
 
   /**
@@ -149,7 +149,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   private Future<JsonObject> submissionForRun(Run run, long deadline, long pauseMillis) {
     return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", run.id).put("for_run", true))
         .recover(error -> {
-          if (Failures.code(error) != Failures.UNAVAILABLE || run.killRequested || System.nanoTime() > deadline) {
+          if (Failures.code(error) != Failures.UNAVAILABLE || run.stop != null || System.nanoTime() > deadline) {
             return Future.failedFuture(error);
           }
           return vertx.timer(pauseMillis).compose(v -> submissionForRun(run, deadline, Math.min(pauseMillis * 2, 5000)));
@@ -179,9 +179,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
             armTimeLimit(run);
           }
         })
-        .onFailure(error -> finish(run, null, List.of(), null, EventType.ERROR, new JsonObject()
+        .onFailure(error -> finish(run, new Progress.Failed(EventType.ERROR, new JsonObject()
             .put("message", "the service restarted and could not follow this run again")
-            .put("details", error.getMessage())));
+            .put("details", error.getMessage())), List.of()));
     return Future.succeededFuture(true);
   }
 
@@ -223,7 +223,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   private void started(Run run, Backend.RunHandle handle, String backend) {
     run.handle = handle;
     run.backend = backend;
-    if (run.killRequested) {
+    if (run.stop != null) {
       handle.kill();
     }
     if (!run.provisions) {
@@ -239,7 +239,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     }
     run.timer = vertx.setTimer(config.agent().submissionTimeout().toMillis(), t -> {
       log.warn("submission {} ran past its time limit; killing it", run.id);
-      run.timedOut = true;
+      run.stop = new Progress.TimedOut();
       if (run.handle != null) {
         run.handle.kill();
       }
@@ -260,9 +260,6 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     return new RunListener() {
       @Override
       public void onEvent(EventType type, JsonObject fields) {
-        if (type.isTerminal(run.mode)) {
-          run.terminalSeen = true;
-        }
         if (type != EventType.PROVISIONING) {
           armTimeLimit(run);
         }
@@ -279,18 +276,17 @@ public class ProcessSupervisorVerticle extends VerticleBase {
 
       @Override
       public void onExit(Integer exitCode, List<String> logTail) {
-        finish(run, exitCode, logTail, null, null, null);
+        finish(run, new Progress.Exited(exitCode), logTail);
       }
 
       @Override
       public void onFailed(EventType type, JsonObject fields, List<String> logTail) {
-        finish(run, null, logTail, null, type, fields);
+        finish(run, new Progress.Failed(type, fields), logTail);
       }
 
       @Override
       public void onLost(String reason, List<String> logTail) {
-        run.lost = reason;
-        finish(run, null, logTail, null, EventType.ERROR, new JsonObject().put("message", reason));
+        finish(run, new Progress.Lost(reason), logTail);
       }
 
       @Override
@@ -349,13 +345,11 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         });
   }
 
-  /** Reports the end of a run, then answers whoever waits for it to be gone. */
-  private void finish(Run run, Integer exitCode, List<String> logTail, String startError) {
-    finish(run, exitCode, logTail, startError, null, null);
-  }
-
-  private void finish(Run run, Integer exitCode, List<String> logTail, String startError, EventType failure,
-                      JsonObject failureFields) {
+  /**
+   * Reports the end of a run, then answers whoever waits for it to be gone. A run stopped at the time limit timed
+   * out, whatever its backend saw; one we killed was killed, unless its backend says it failed or was lost.
+   */
+  private void finish(Run run, Progress.Outcome seen, List<String> logTail) {
     if (run.finished) {
       return;
     }
@@ -370,8 +364,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
             }
           });
     }
-    Progress.Exit exit = new Progress.Exit(run.id, exitCode, run.killRequested, run.timedOut, run.terminalSeen,
-        startError, logTail, failure, failureFields, run.lost);
+    Progress.Outcome outcome = run.stop instanceof Progress.TimedOut ? run.stop
+        : run.stop == null || seen instanceof Progress.Lost || seen instanceof Progress.Failed ? seen : run.stop;
+    Progress.Exit exit = new Progress.Exit(run.id, outcome, logTail);
     // After the run's last event, which may still wait for its report to be stored.
     run.afterReport.compose(v -> bus.<String>request(Addresses.SUBMISSIONS_PROGRESS, exit))
         .onSuccess(reply -> run.gone.complete(reply.body()))
@@ -394,7 +389,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
       killedBeforeStart.values().removeIf(at -> at < System.currentTimeMillis() - KILL_MEMORY.toMillis());
       return Future.succeededFuture(new RunOrder.Stopped(null, false));
     }
-    run.killRequested = true;
+    if (run.stop == null) {
+      run.stop = new Progress.Killed();
+    }
     if (run.handle != null) {
       run.handle.kill();
     }
@@ -425,12 +422,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     /** The run's event key (base64); stored with a run that outlives the service, to check its events later. */
     String eventKey;
     Mode mode = Mode.BENCHMARK;
-    boolean killRequested;
-    boolean timedOut;
-    boolean terminalSeen;
+    /** Why we stopped it (a kill, the time limit), or null. */
+    Progress.Outcome stop;
     boolean finished;
-    /** Why the backend lost the run (its machine went away for good); null when it did not. */
-    String lost;
     long timer = -1;
     Future<?> lastEvent = Future.succeededFuture();
     /** The run's log position: each write stores where the lines whose events were stored by then end. */

@@ -11,6 +11,7 @@ import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.EventWrite;
 import dev.kernelrunner.model.LiveFrame;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.NewEvent;
@@ -22,6 +23,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.EventBus;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.json.JsonObject;
@@ -36,13 +38,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The submission state machine and one queue per GPU type. Every event of a submission passes through
- * here: it is checked against the lifecycle, stored (in order, one at a time per submission), then
- * published on {@code submissions.events.<id>}. A GPU slot is held from dispatch until the process is gone.
+ * The one owner of every submission's life, and one queue per GPU type. Whatever happens to a submission (its
+ * run's events and end, a cancel, a store failure, a restart) is an input to {@link Lifecycle}, whose decision this
+ * verticle performs: events stored in order, one write at a time per submission whatever statement stores them, then
+ * published on {@code submissions.events.<id>}; runs started and stopped; a GPU slot held from dispatch until the
+ * run is gone.
  */
 public class SubmissionTrackerVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(SubmissionTrackerVerticle.class);
   private static final Duration EXIT_REPLY_WAIT = Duration.ofSeconds(10);
+  /** What a refused input fails with (the caller's reply says so). */
+  private static final String REFUSED = "refused";
   /** Events of one submission held in memory while the database is away; past this it is ended as ERROR. */
   static final int MAX_HELD_EVENTS = 10_000;
   /** At most this many events go in one append. */
@@ -76,12 +82,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       capacity.put(type.name(), type.capacity());
       Map<EventType, java.util.function.Supplier<Number>> byStatus = new LinkedHashMap<>();
       TrackerMeters.LIVE_STATUSES.forEach(status -> byStatus.put(status, () -> active.values().stream()
-          .filter(t -> t.gpuType.equals(type.name()) && t.status == status && !t.terminal).count()));
+          .filter(t -> t.gpuType.equals(type.name()) && t.live(status)).count()));
       Map<EventType, java.util.function.Supplier<Number>> oldestInStatus = new LinkedHashMap<>();
       TrackerMeters.LIVE_STATUSES.forEach(status -> oldestInStatus.put(status, () -> {
         long now = System.nanoTime();
-        return active.values().stream().filter(t -> t.gpuType.equals(type.name()) && t.status == status
-                && !t.terminal).mapToLong(t -> now - t.enteredAt).max().orElse(0) / 1e9;
+        return active.values().stream().filter(t -> t.gpuType.equals(type.name()) && t.live(status))
+            .mapToLong(t -> now - t.enteredAt).max().orElse(0) / 1e9;
       }));
       meters.gauges(type.name(), byStatus, oldestInStatus, queue::size, () -> {
         long now = System.nanoTime();
@@ -110,9 +116,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       String id = attach.submissionId();
       requests.add(bus.request(Addresses.SUPERVISOR_ATTACH, attach).onFailure(error -> {
         log.error("could not re-attach to {}: {}", id, error.toString());
-        onExit(new Progress.Exit(id, null, false, false, false, null, List.of(), EventType.ERROR,
-            new JsonObject().put("message", "the service restarted and could not follow this run again")
-                .put("details", error.getMessage()), null));
+        Tracked tracked = active.get(id);
+        if (tracked != null) {
+          apply(tracked, new Lifecycle.RunEnded(new Progress.Failed(EventType.ERROR, new JsonObject()
+              .put("message", "the service restarted and could not follow this run again")
+              .put("details", error.getMessage())), List.of()));
+        }
       }));
     }
     toAttach.clear();
@@ -148,7 +157,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         .mergeIn(QuotaUsage.Limits.of(config).toJson());
     // The stored first event comes back as a record: no date to parse again from text.
     return bus.<EventFrame>request(Addresses.STORE_SUBMISSION_CREATE, row).map(Message::body).map(first -> {
-      Tracked tracked = new Tracked(id, request.userId(), request.gpuType(), request.mode(),
+      Tracked tracked = new Tracked(id, request.userId(), request.gpuType(), Lifecycle.State.queued(request.mode()),
           config.database().eventWriteRetry());
       tracked.lastPosition = position;
       active.put(id, tracked);
@@ -173,19 +182,11 @@ public class SubmissionTrackerVerticle extends VerticleBase {
    */
   private boolean dispatch(String gpuType) {
     FairQueue<Tracked> queue = queues.get(gpuType);
-    GpuType type = gpuTypes.get(gpuType);
+    String backend = gpuTypes.get(gpuType).backend();
     boolean started = false;
     while (running.get(gpuType) < capacity.get(gpuType) && !queue.isEmpty()) {
       started = true;
-      Tracked next = queue.poll();
-      running.merge(gpuType, 1, Integer::sum);
-      next.dispatched = true;
-      accept(next, EventType.PROVISIONING, new JsonObject().put("backend", type.backend()), null);
-      bus.request(Addresses.SUPERVISOR_START, new RunOrder.Start(next.id, gpuType, type.backend())).onFailure(error -> {
-        // The supervisor never saw it, so no exit will come: report one ourselves to free the slot.
-        log.error("supervisor did not take {}: {}", next.id, error.toString());
-        onExit(new Progress.Exit(next.id, null, false, false, false, error.getMessage(), List.of()));
-      });
+      apply(queue.poll(), new Lifecycle.Dispatch(backend));
     }
     if (started) {
       updatePositions(gpuType);
@@ -204,117 +205,54 @@ public class SubmissionTrackerVerticle extends VerticleBase {
           || queued.lastPosition - position >= queued.lastPosition / 10;
       if (queued.lastPosition != position && worthTelling) {
         queued.lastPosition = position;
-        accept(queued, EventType.IN_QUEUE, new JsonObject().put("position", position), null);
+        apply(queued, new Lifecycle.Moved(position));
       }
       position++;
     }
   }
 
-  // ---- progress from backends
+  // ---- what happens to a submission, as the backends and others tell it
 
-  /** Answers an event with whether it was stored, an exit with the submission's final status. */
+  /** Answers an event with whether it was stored, an exit with the submission's status once its end is stored. */
   private Future<?> progress(Progress progress) {
+    Tracked tracked = active.get(progress.submissionId());
     if (progress instanceof Progress.Exit exit) {
-      return onExit(exit).otherwise((String) null);
+      if (tracked == null) {
+        return Future.succeededFuture((String) null);
+      }
+      // The answer (the supervisor's, then a kill's) does not wait past a few seconds for a database that is
+      // away: the end is held and retried.
+      return apply(tracked, new Lifecycle.RunEnded(exit.outcome(), exit.logTail()))
+          .timeout(EXIT_REPLY_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+          .transform(ar -> Future.succeededFuture(tracked.state.status().name()));
     }
     Progress.Event event = (Progress.Event) progress;
-    Tracked tracked = active.get(event.submissionId());
     if (tracked == null) {
       log.warn("dropped {} for {}: not running", event.type(), event.submissionId());
       return Future.succeededFuture(Boolean.FALSE);
     }
-    boolean verdict = event.type() == EventType.VERIFIED;
-    if (!event.type().fromAgent() || !tracked.status.accepts(event.type(), tracked.mode)
-        || verdict != (tracked.timingPending && tracked.terminal)) {
-      log.warn("dropped illegal transition {} -> {} for {}", tracked.status, event.type(), tracked.id);
-      return Future.succeededFuture(Boolean.FALSE);
-    }
-    return accept(tracked, event.type(), event.fields(), event.payload(),
-            verdict ? Addresses.STORE_EVENTS_VERIFIED : null)
+    return apply(tracked, new Lifecycle.Event(event.type(), event.fields(), event.payload()))
         .transform(ar -> Future.succeededFuture(ar.succeeded()));
   }
 
-  /** The process is gone: record how it ended (unless the agent already did), free the slot, start the next. */
-  private Future<String> onExit(Progress.Exit exit) {
-    Tracked tracked = active.get(exit.submissionId());
-    if (tracked == null || !tracked.dispatched) {
-      return Future.succeededFuture(tracked == null ? null : tracked.status.name());
-    }
-    RunEnd.Decision decision = RunEnd.decide(new RunEnd.State(tracked.terminal, tracked.timingPending,
-        tracked.cancelledBy, tracked.cancelReason, tracked.restarts, tracked.status), exit,
-        config.agent().submissionTimeout().toSeconds());
-    if (decision instanceof RunEnd.Requeue requeue) {
-      return requeueLost(tracked, requeue.why());
-    }
-    // The run is gone: a second report of its end (a kill's and the agent's own, say) frees no second slot.
-    tracked.dispatched = false;
-    if (decision instanceof RunEnd.End end) {
-      if (end.cancelledBy() != null) {
-        tracked.cancelledBy = end.cancelledBy();
-        tracked.cancelReason = end.cancelReason();
-      }
-      accept(tracked, end.type(), end.fields(), null);
-    } else if (((RunEnd.Ended) decision).verdictLost()) {
-      // Published before its times were cross-checked, and the agent ended without the verdict: say so.
-      notChecked(tracked, "the agent ended before its timing cross-check");
-    }
-    // The slot is freed once the end is stored (the quota counts stored rows). The answer (the supervisor's,
-    // then a cancel's) does not wait past a few seconds for a database that is away: the end is held and retried.
-    Future<String> stored = tracked.chain.transform(ar -> {
-      active.remove(tracked.id);
-      running.merge(tracked.gpuType, -1, Integer::sum);
-      dispatch(tracked.gpuType);
-      return Future.succeededFuture(tracked.status.name());
-    });
-    return stored.timeout(EXIT_REPLY_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
-        .otherwise(error -> tracked.status.name());
-  }
-
   /**
-   * The run's machine went away for good (a worker that did not come back): the submission goes back to the head
-   * of its queue, once; its restart count says so, and a second loss ends it as ERROR.
+   * Cancels a submission: a queued one ends at once, a running one once its run is gone (the answer waits for
+   * that); one that has ended says how. The answer holds the status after it.
    */
-  private Future<String> requeueLost(Tracked tracked, String why) {
-    log.warn("re-queueing {}: {}", tracked.id, why);
-    running.merge(tracked.gpuType, -1, Integer::sum);
-    tracked.dispatched = false;
-    tracked.restarts++;
-    tracked.status = EventType.IN_QUEUE;
-    tracked.lastPosition = 0;
-    tracked.queuedSince = System.nanoTime();
-    queues.get(tracked.gpuType).addFirst(tracked);
-    accept(tracked, EventType.IN_QUEUE, new JsonObject().put("position", 0).put("reason", "worker_lost")
-        .put("message", "re-queued: " + why), Addresses.STORE_SUBMISSION_REQUEUE);
-    updatePositions(tracked.gpuType);
-    dispatch(tracked.gpuType);
-    return Future.succeededFuture(tracked.status.name());
-  }
-
-  // ---- cancellation
-
   private Future<Cancel.Outcome> cancel(Cancel request) {
     Tracked tracked = active.get(request.submissionId());
     if (tracked == null) {
-      return Future.succeededFuture(new Cancel.Outcome(Cancel.Kind.NOT_ACTIVE, null));
+      return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", request.submissionId()))
+          .map(row -> new Cancel.Outcome(Cancel.Kind.NOT_ACTIVE, row.getString("status")));
     }
-    if (tracked.terminal) {
-      return Future.succeededFuture(new Cancel.Outcome(Cancel.Kind.FINISHED, tracked.status.name()));
+    boolean queued = tracked.state.phase() == Lifecycle.Phase.QUEUED;
+    Future<Void> done = apply(tracked, new Lifecycle.CancelAsked(request.cancelledBy(), request.reason()));
+    if (queued) {
+      updatePositions(tracked.gpuType);
     }
-    if (tracked.cancelledBy == null) {
-      tracked.cancelledBy = request.cancelledBy();
-      tracked.cancelReason = request.reason();
-    }
-    if (tracked.dispatched) {
-      return Future.succeededFuture(new Cancel.Outcome(Cancel.Kind.RUNNING, tracked.status.name()));
-    }
-    queues.get(tracked.gpuType).remove(tracked);
-    Future<Cancel.Outcome> cancelled = accept(tracked, EventType.CANCELLED,
-        RunEnd.cancelFields(tracked.cancelledBy, tracked.cancelReason), null).transform(ar -> {
-          active.remove(tracked.id);
-          return Future.succeededFuture(new Cancel.Outcome(Cancel.Kind.CANCELLED, tracked.status.name()));
-        });
-    updatePositions(tracked.gpuType);
-    return cancelled;
+    return done.transform(ar -> Future.succeededFuture(new Cancel.Outcome(
+        ar.failed() && REFUSED.equals(ar.cause().getMessage()) ? Cancel.Kind.FINISHED : Cancel.Kind.TAKEN,
+        tracked.state.status().name())));
   }
 
   private Future<Queues> queueState(Queues.Asked asked) {
@@ -336,7 +274,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   }
 
   private static <T> Future<T> noSuchType(String gpuType) {
-    return Future.failedFuture(new dev.kernelrunner.bus.Failures.CodedException(404, "no GPU type " + gpuType));
+    return Future.failedFuture(new Failures.CodedException(404, "no GPU type " + gpuType));
   }
 
   /**
@@ -344,67 +282,134 @@ public class SubmissionTrackerVerticle extends VerticleBase {
    * ERROR with the reason, rather than wait for a worker that is not coming.
    */
   private Future<Integer> failQueued(Queues.FailQueued failed) {
-    String gpuType = failed.gpuType();
-    FairQueue<Tracked> queue = queues.get(gpuType);
+    FairQueue<Tracked> queue = queues.get(failed.gpuType());
     if (queue == null) {
-      return noSuchType(gpuType);
+      return noSuchType(failed.gpuType());
     }
     List<Tracked> waiting = new ArrayList<>();
     queue.forEach(waiting::add);
-    for (Tracked tracked : waiting) {
-      queue.remove(tracked);
-      accept(tracked, EventType.ERROR, new JsonObject().put("message", failed.message()).put("details", ""), null)
-          .onComplete(ar -> active.remove(tracked.id));
-    }
+    waiting.forEach(tracked -> apply(tracked, new Lifecycle.Unserved(failed.message())));
     return Future.succeededFuture(waiting.size());
+  }
+
+  // ---- performing the lifecycle's decisions
+
+  /**
+   * Feeds {@code input} to the submission's lifecycle and performs the decision. The future completes once what it
+   * stored is stored and a stop it asked for is done; it fails with {@link #REFUSED} when the input did not apply,
+   * or with a store's failure.
+   */
+  private Future<Void> apply(Tracked tracked, Lifecycle.Input input) {
+    Lifecycle.State before = tracked.state;
+    Lifecycle.Decision decision = Lifecycle.decide(before, input, config.agent().submissionTimeout().toSeconds());
+    if (decision.refused()) {
+      if (!(input instanceof Lifecycle.StoreFailed)) { // said once per retry while the database is away
+        log.warn("{} for {} in {}: refused ({})", input.getClass().getSimpleName(), tracked.id, before.phase(),
+            ((Lifecycle.Refused) decision.effects().get(0)).why());
+      }
+      return Future.failedFuture(REFUSED);
+    }
+    tracked.state = decision.next();
+    if (decision.next().status() != before.status()) {
+      timePhase(tracked, before.status());
+      tracked.enteredAt = System.nanoTime();
+    }
+    List<Future<?>> waits = new ArrayList<>();
+    for (Lifecycle.Effect effect : decision.effects()) {
+      Future<?> wait = perform(tracked, effect);
+      if (wait != null) {
+        waits.add(wait);
+      }
+    }
+    return Future.all(waits).mapEmpty();
+  }
+
+  /** Performs one effect; returns what the caller's answer waits for, or null. */
+  private Future<?> perform(Tracked tracked, Lifecycle.Effect effect) {
+    String gpuType = tracked.gpuType;
+    if (effect instanceof Lifecycle.Store store) {
+      return store(tracked, store.type(), store.fields(), store.payload(), store.write());
+    } else if (effect instanceof Lifecycle.Enqueue) {
+      tracked.lastPosition = -1;
+      queues.get(gpuType).add(tracked);
+    } else if (effect instanceof Lifecycle.Requeue requeue) {
+      FairQueue<Tracked> queue = queues.get(gpuType);
+      int position = 0;
+      if (requeue.first()) {
+        queue.addFirst(tracked);
+      } else {
+        position = queue.add(tracked);
+      }
+      tracked.lastPosition = position;
+      tracked.queuedSince = System.nanoTime();
+      Future<?> stored = store(tracked, EventType.IN_QUEUE, requeue.fields().copy().put("position", position), null,
+          Lifecycle.Write.REQUEUE);
+      if (requeue.first()) {
+        updatePositions(gpuType); // the others moved back
+      }
+      return stored;
+    } else if (effect instanceof Lifecycle.LeaveQueue) {
+      queues.get(gpuType).remove(tracked);
+    } else if (effect instanceof Lifecycle.TakeSlot) {
+      running.merge(gpuType, 1, Integer::sum);
+    } else if (effect instanceof Lifecycle.Start start) {
+      bus.request(Addresses.SUPERVISOR_START, new RunOrder.Start(tracked.id, gpuType, start.backend()))
+          .onFailure(error -> {
+            // The supervisor never saw it, so no exit will come: say so ourselves, to free the slot.
+            log.error("supervisor did not take {}: {}", tracked.id, error.toString());
+            apply(tracked, new Lifecycle.RunEnded(new Progress.NotStarted(error.getMessage()), List.of()));
+          });
+    } else if (effect instanceof Lifecycle.Attach attach) {
+      toAttach.add(attach.order());
+    } else if (effect instanceof Lifecycle.Kill) {
+      return bus.request(Addresses.SUPERVISOR_KILL, new RunOrder.Kill(tracked.id), new DeliveryOptions()
+              .setSendTimeout(config.agent().killGrace().plusSeconds(30).toMillis()))
+          .onFailure(error -> log.warn("could not stop the run of {}: {}", tracked.id, error.toString()));
+    } else if (effect instanceof Lifecycle.FreeSlot) {
+      // Once its end is stored: the owner's quota counts stored rows.
+      return tracked.chain.transform(ar -> {
+        running.merge(gpuType, -1, Integer::sum);
+        dispatch(gpuType);
+        return Future.succeededFuture();
+      });
+    } else if (effect instanceof Lifecycle.Forget) {
+      return tracked.chain.transform(ar -> {
+        active.remove(tracked.id, tracked);
+        return Future.succeededFuture();
+      });
+    }
+    return null;
   }
 
   // ---- storing and publishing events
 
   /**
-   * Moves the submission to {@code type} now (so later checks see it) and stores then publishes the event
-   * after every earlier event of the same submission. {@code storeAddress} null means a plain append.
+   * Stores then publishes an event after every earlier event of the same submission, whatever statement stores it
+   * ({@code write}); completes with its stored frame.
    */
-  private Future<EventFrame> accept(Tracked tracked, EventType type, JsonObject fields, String storeAddress) {
-    return accept(tracked, type, fields, fields.encode(), storeAddress);
-  }
-
-  /** As above, with the fields already encoded ({@code payload}). */
-  private Future<EventFrame> accept(Tracked tracked, EventType type, JsonObject fields, String payload,
-                                   String storeAddress) {
-    if (tracked.terminal && !(type == EventType.VERIFIED && tracked.timingPending)) {
-      log.warn("dropped {} for {}: already {}", type, tracked.id, tracked.status);
-      return Future.failedFuture("finished");
-    }
-    if (type == EventType.VERIFIED) {
-      tracked.timingPending = false;
-    }
-    if (type.changesStatus() && type != tracked.status) {
-      timePhase(tracked, tracked.status);
-      tracked.status = type;
-      tracked.enteredAt = System.nanoTime();
-    }
-    boolean terminal = type.isTerminal(tracked.mode);
-    tracked.terminal = tracked.terminal || terminal;
-    if (type == EventType.BENCHMARKED) {
-      tracked.timingPending = EventType.timingPending(fields);
-    }
+  private Future<EventFrame> store(Tracked tracked, EventType type, JsonObject fields, String encoded,
+                                   Lifecycle.Write write) {
+    String payload = encoded == null ? fields.encode() : encoded;
+    boolean terminal = type.isTerminal(tracked.state.mode());
     JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED || type == EventType.PROFILED
         ? fields : null;
     JsonObject errorRow = !type.isError() ? null : new JsonObject().put("type", type.name())
         .put("message", fields.getValue("message")).put("details", fields.getValue("details"));
-    boolean cancelled = type == EventType.CANCELLED;
+    Lifecycle.Canceller canceller = type == EventType.CANCELLED ? tracked.state.cancel() : null;
     NewEvent event = new NewEvent(type, fields, payload, terminal, result, errorRow,
-        cancelled ? tracked.cancelledBy : null, cancelled ? tracked.cancelReason : null);
-    JsonObject own = storeAddress == null ? null : new JsonObject().put("submission_id", tracked.id)
-        .put("type", type.name()).put("fields", fields).put("terminal", terminal);
+        canceller == null ? null : canceller.by(), canceller == null ? null : canceller.reason());
+    String address = switch (write) {
+      case APPEND -> null;
+      case VERDICT -> Addresses.STORE_EVENTS_VERIFIED;
+      case REQUEUE -> Addresses.STORE_SUBMISSION_REQUEUE;
+    };
     Promise<EventFrame> promise = Promise.promise();
     // Every event of a submission, whatever address stores it, joins the one queue: written in the order
     // accepted, held and retried alike while the database is away; no write waits on any other.
-    tracked.unwritten.add(new Unwritten(event, promise, storeAddress, own));
+    tracked.unwritten.add(new Unwritten(event, promise, address));
     writeEvents(tracked);
-    Future<EventFrame> stored = promise.future();
-    stored = stored.onSuccess(frame -> bus.publish(Addresses.events(tracked.id), new LiveFrame(frame, payload)))
+    Future<EventFrame> stored = promise.future()
+        .onSuccess(frame -> bus.publish(Addresses.events(tracked.id), new LiveFrame(frame, payload)))
         .onFailure(error -> log.error("could not store {} for {}: {}", type, tracked.id, error.toString()));
     tracked.chain = stored.mapEmpty();
     if (type.changesStatus()) {
@@ -418,7 +423,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         meters.phase(tracked.gpuType, "total", System.nanoTime() - tracked.createdAt);
         meters.result(tracked.gpuType, type, fields);
         if (type == EventType.CANCELLED) {
-          meters.cancelled(tracked.gpuType, tracked.cancelReason);
+          meters.cancelled(tracked.gpuType, canceller == null ? null : canceller.reason());
         } else if (type == EventType.TIME_LIMIT_EXCEEDED) {
           meters.timedOut(tracked.gpuType);
         }
@@ -431,7 +436,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
    * Stores a submission's events in order, one write at a time; the events that arrive while a write runs go
    * together in the next one (a group append), so a busy submission is not held to one event per round trip.
    * While the database is away the events are held, in order, and the write is tried again with a growing
-   * pause (see {@link WriteRetry}); what the store refuses for good is dropped and the submission ended.
+   * pause (see {@link WriteRetry}); what the store refuses for good is dropped, and the lifecycle told.
    */
   private void writeEvents(Tracked tracked) {
     if (tracked.writing || tracked.unwritten.isEmpty()) {
@@ -443,7 +448,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     if (first.address() != null) {
       // Stored through its own statement (a verdict, a re-queue): alone, in its turn.
       group = List.of(first);
-      frames = Bus.request(bus, first.address(), first.body()).map(reply -> List.of(EventFrame.fromJson(reply)));
+      frames = bus.<EventFrame>request(first.address(), new EventWrite(tracked.id, first.event()))
+          .map(reply -> List.of(reply.body()));
     } else {
       int end = 0;
       while (end < tracked.unwritten.size() && end < MAX_GROUP && tracked.unwritten.get(end).address() == null) {
@@ -473,38 +479,23 @@ public class SubmissionTrackerVerticle extends VerticleBase {
             log.warn("could not store {} event(s) of {} ({}); holding them and trying again", group.size(),
                 tracked.id, ar.cause().getMessage());
           }
-          if (decision == WriteRetry.Decision.GIVE_UP && !tracked.terminal) {
-            endUnstored(tracked, "the database could not store this submission's events for "
-                + config.database().eventWriteRetry().toSeconds() + " s (or " + MAX_HELD_EVENTS + " of them)");
+          if (decision == WriteRetry.Decision.GIVE_UP) {
+            apply(tracked, new Lifecycle.StoreFailed("the database could not store this submission's events for "
+                + config.database().eventWriteRetry().toSeconds() + " s (or " + MAX_HELD_EVENTS + " of them)", false));
           }
           vertx.setTimer(tracked.retry.pauseMillis(), t -> writeEvents(tracked));
         }
         case DROP -> {
           tracked.unwritten.subList(0, group.size()).clear();
           group.forEach(unwritten -> unwritten.promise().fail(ar.cause()));
-          boolean lostTheEnd = group.stream().anyMatch(u -> u.event().terminal());
-          if (Failures.code(ar.cause()) != Failures.CONFLICT && (!tracked.terminal || lostTheEnd)) {
-            tracked.terminal = false; // the end that was refused was never stored: another one must be
-            endUnstored(tracked, "an event of this submission could not be stored: " + ar.cause().getMessage());
+          if (Failures.code(ar.cause()) != Failures.CONFLICT) {
+            apply(tracked, new Lifecycle.StoreFailed("an event of this submission could not be stored: "
+                + ar.cause().getMessage(), group.stream().anyMatch(u -> u.event().terminal())));
           }
           writeEvents(tracked);
         }
       }
     });
-  }
-
-  /** Ends a submission whose events cannot be stored: ERROR (held and retried like any event), process stopped. */
-  private void endUnstored(Tracked tracked, String message) {
-    log.error("ending {}: {}", tracked.id, message);
-    accept(tracked, EventType.ERROR, new JsonObject().put("message", message), null);
-    if (tracked.dispatched) {
-      bus.request(Addresses.SUPERVISOR_KILL, new RunOrder.Kill(tracked.id),
-              new io.vertx.core.eventbus.DeliveryOptions().setSendTimeout(Duration.ofMinutes(5).toMillis()))
-          .onFailure(error -> log.warn("could not stop the process of {}: {}", tracked.id, error.toString()));
-    } else {
-      queues.get(tracked.gpuType).remove(tracked);
-      tracked.chain.onComplete(ar -> active.remove(tracked.id));
-    }
   }
 
   /** Records the time spent in {@code status}, which the submission is leaving now. */
@@ -526,8 +517,9 @@ public class SubmissionTrackerVerticle extends VerticleBase {
   // ---- restart reconciliation
 
   /**
-   * Puts back what the database shows unfinished: queued ones in line again; running ones (whose process
-   * died with the previous service) killed if left over, then re-queued once, or failed the second time.
+   * Puts back what the database shows unfinished (see {@link Lifecycle.RestartFound}): queued ones in line again;
+   * runs that outlive the service followed again; others' left-over processes killed, then re-queued once, or
+   * failed the second time; results whose verdict will never come recorded as not checked.
    */
   private Future<Void> reconcile() {
     return Bus.request(bus, Addresses.STORE_SUBMISSION_UNFINISHED, new JsonObject()).compose(reply -> {
@@ -539,7 +531,9 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     }).compose(v -> Bus.request(bus, Addresses.STORE_SUBMISSION_VERDICT_PENDING, new JsonObject())).compose(reply -> {
       List<Future<?>> verdicts = new ArrayList<>();
       for (Object item : reply.getJsonArray("submissions")) {
-        verdicts.add(verdictLost((JsonObject) item));
+        JsonObject row = (JsonObject) item;
+        Tracked tracked = found(row, EventType.BENCHMARKED, Mode.BENCHMARK);
+        verdicts.add(apply(tracked, new Lifecycle.RestartFound(null, true, null)));
       }
       return Future.join(verdicts);
     }).compose(v -> {
@@ -551,97 +545,57 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     });
   }
 
-  /**
-   * A result published with its timing verdict to come, whose agent went with the service that ran it (a kill, a
-   * restart): nothing will send the verdict now, so it is recorded as never checked, and the result's stream ends.
-   */
-  private Future<?> verdictLost(JsonObject row) {
-    Tracked tracked = new Tracked(row.getString("id"), row.getString("user_id"), row.getString("gpu_type"),
-        Mode.BENCHMARK, config.database().eventWriteRetry());
-    tracked.status = EventType.BENCHMARKED;
-    tracked.terminal = true;
-    tracked.timingPending = true;
-    return notChecked(tracked, "the service restarted before the timing verdict came");
-  }
-
-  /** The verdict of a result whose times were to be checked, and never will be: VERIFIED not_checked. */
-  private Future<EventFrame> notChecked(Tracked tracked, String reason) {
-    return accept(tracked, EventType.VERIFIED, new JsonObject().put("timing", new JsonObject()
-        .put("status", "not_checked").put("reason", reason)), Addresses.STORE_EVENTS_VERIFIED);
-  }
-
   private Future<?> reconcileOne(JsonObject row) {
     String id = row.getString("id");
-    Tracked tracked = new Tracked(id, row.getString("user_id"), row.getString("gpu_type"),
-        Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK), config.database().eventWriteRetry());
-    tracked.status = EventType.valueOf(row.getString("status"));
-    tracked.lastPosition = -1;
+    Tracked tracked = found(row, EventType.valueOf(row.getString("status")),
+        Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK));
     active.put(id, tracked);
-    FairQueue<Tracked> queue = queues.get(tracked.gpuType);
-    if (queue == null) {
-      return accept(tracked, EventType.ERROR, new JsonObject()
-          .put("message", "GPU type " + tracked.gpuType + " is no longer served by this service"), null)
-          .onComplete(ar -> active.remove(id));
+    if (!queues.containsKey(tracked.gpuType)) {
+      return apply(tracked, new Lifecycle.RestartFound("GPU type " + tracked.gpuType
+          + " is no longer served by this service", false, null));
     }
-    if (tracked.status == EventType.IN_QUEUE) {
-      queue.add(tracked);
-      return Future.succeededFuture();
+    if (tracked.state.status() == EventType.IN_QUEUE) {
+      return apply(tracked, new Lifecycle.RestartFound(null, false, null));
     }
-    tracked.restarts = row.getInteger("restart_count", 0);
     // A dstack run, or a worker's job, goes on without us; not a job of this host's own workers, which the service
     // stopped, and their jobs with them, when it stopped.
     boolean ownWorkers = config.local().viaWorkers() && config.local().gpuTypes().contains(tracked.gpuType);
     boolean outlives = AppConfig.DSTACK_BACKEND.equals(row.getString("backend"))
         || AppConfig.WORKER_BACKEND.equals(row.getString("backend")) && !ownWorkers;
     if (outlives && row.getString("run_name") != null) {
-      // Follow it again rather than start over.
-      tracked.dispatched = true;
-      running.merge(tracked.gpuType, 1, Integer::sum);
-      toAttach.add(new RunOrder.Attach(row.getString("backend"), new Backend.Resume(id, row.getString("run_name"),
-          row.getInteger("log_offset", 0), row.getString("log_position"), row.getString("event_key"), tracked.mode,
-          tracked.gpuType)));
-      return Future.succeededFuture();
+      return apply(tracked, new Lifecycle.RestartFound(null, false, new RunOrder.Attach(row.getString("backend"),
+          new Backend.Resume(id, row.getString("run_name"), row.getInteger("log_offset", 0),
+              row.getString("log_position"), row.getString("event_key"), tracked.state.mode(), tracked.gpuType))));
     }
     Future<?> reaped = row.getInteger("pid") == null ? Future.succeededFuture()
         : bus.request(Addresses.SUPERVISOR_REAP, new RunOrder.Reap(id, row.getInteger("pid"))).otherwise(error -> {
               log.warn("could not reap the old process of {}: {}", id, error.toString());
               return null;
             });
-    return reaped.compose(v -> {
-      if (row.getInteger("restart_count", 0) >= 1) {
-        return accept(tracked, EventType.ERROR, new JsonObject()
-            .put("message", "the service restarted twice while this submission ran; giving up"), null)
-            .onComplete(ar -> active.remove(id));
-      }
-      tracked.status = EventType.IN_QUEUE;
-      tracked.lastPosition = queue.add(tracked);
-      return accept(tracked, EventType.IN_QUEUE, new JsonObject().put("position", tracked.lastPosition)
-          .put("reason", "restarted"), Addresses.STORE_SUBMISSION_REQUEUE);
-    });
+    return reaped.compose(v -> apply(tracked, new Lifecycle.RestartFound(null, false, null)));
+  }
+
+  private Tracked found(JsonObject row, EventType status, Mode mode) {
+    Tracked tracked = new Tracked(row.getString("id"), row.getString("user_id"), row.getString("gpu_type"),
+        Lifecycle.State.found(status, mode, row.getInteger("restart_count", 0)), config.database().eventWriteRetry());
+    tracked.lastPosition = -1;
+    return tracked;
   }
 
   /**
    * An event waiting to be written and who waits for its stored frame; {@code address}: the store's own statement
-   * for it (a re-queue, a verdict) with its {@code body}, or null for a plain append (written in groups).
+   * for it (a re-queue, a verdict), or null for a plain append (written in groups).
    */
-  private record Unwritten(NewEvent event, Promise<EventFrame> promise, String address, JsonObject body) {}
+  private record Unwritten(NewEvent event, Promise<EventFrame> promise, String address) {}
 
-  /** One submission this service is responsible for, from creation until its process is gone. */
+  /** One submission this service is responsible for, from creation until its lifecycle forgets it. */
   private static final class Tracked {
     final String id;
     final String userId;
     final String gpuType;
-    final Mode mode;
-    EventType status = EventType.IN_QUEUE;
-    boolean terminal;
-    /** Ended BENCHMARKED with its times still being cross-checked: one VERIFIED is still to come. */
-    boolean timingPending;
-    boolean dispatched;
-    /** Times it was put back in line (a restart, a lost worker); the database's restart count. */
-    int restarts;
+    /** Where it stands: changed only by {@link #apply}. */
+    Lifecycle.State state;
     int lastPosition;
-    String cancelledBy;
-    String cancelReason;
     /** The last accepted event stored (an end is awaited on it); no write waits on it: they are queued in order. */
     Future<Void> chain = Future.succeededFuture();
     /** Events accepted but not yet sent to the store, and whether a write of this submission is running. */
@@ -653,12 +607,17 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     long enteredAt = createdAt;
     long queuedSince = createdAt;
 
-    Tracked(String id, String userId, String gpuType, Mode mode, Duration writeBudget) {
+    Tracked(String id, String userId, String gpuType, Lifecycle.State state, Duration writeBudget) {
       this.retry = new WriteRetry(writeBudget, MAX_HELD_EVENTS);
       this.id = id;
       this.userId = userId;
       this.gpuType = gpuType;
-      this.mode = mode;
+      this.state = state;
+    }
+
+    /** Whether it is in {@code status} and has not ended. */
+    boolean live(EventType status) {
+      return state.status() == status && !state.phase().ended();
     }
   }
 }

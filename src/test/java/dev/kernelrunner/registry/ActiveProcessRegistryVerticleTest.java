@@ -1,9 +1,7 @@
 package dev.kernelrunner.registry;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kernelrunner.backend.RunOrder;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.LocalCodec;
 import dev.kernelrunner.config.ConfigLoader;
@@ -21,32 +19,21 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The registry deployed alone, its neighbours stubbed on the bus: the tracker decides what a cancel means, and the
- * registry does what that says (stop the run, or answer with the status); a stream-created submission whose last
- * client left is cancelled after the grace period unless a client came back, and a finished one never.
+ * The registry deployed alone, its neighbours stubbed on the bus: a stream-created submission whose last client left
+ * is cancelled (the tracker asked) after the grace period unless a client came back, and a finished one never.
  */
 class ActiveProcessRegistryVerticleTest {
   private Vertx vertx;
   private final List<Cancel> askedTracker = new CopyOnWriteArrayList<>();
-  private final List<String> killed = new CopyOnWriteArrayList<>();
-  private final Map<String, Cancel.Outcome> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
 
   @BeforeEach
   void deploy() throws Exception {
     vertx = Vertx.vertx();
-    LocalCodec.register(vertx.eventBus(), Cancel.class, Cancel.Outcome.class, RunOrder.Kill.class,
-        RunOrder.Stopped.class);
+    LocalCodec.register(vertx.eventBus(), Cancel.class, Cancel.Outcome.class);
     vertx.eventBus().<Cancel>consumer(Addresses.TRACKER_CANCEL, message -> {
       askedTracker.add(message.body());
-      message.reply(outcomes.getOrDefault(message.body().submissionId(),
-          new Cancel.Outcome(Cancel.Kind.NOT_ACTIVE, null)));
+      message.reply(new Cancel.Outcome(Cancel.Kind.TAKEN, "CANCELLED"));
     });
-    vertx.eventBus().<RunOrder.Kill>consumer(Addresses.SUPERVISOR_KILL, message -> {
-      killed.add(message.body().submissionId());
-      message.reply(new RunOrder.Stopped("CANCELLED", true));
-    });
-    vertx.eventBus().<JsonObject>consumer(Addresses.STORE_SUBMISSION_GET,
-        message -> message.reply(new JsonObject().put("status", "BENCHMARKED")));
     vertx.eventBus().<JsonObject>consumer(Addresses.STORE_SUBMISSION_UNFINISHED,
         message -> message.reply(new JsonObject().put("submissions", new JsonArray())));
     vertx.deployVerticle(new ActiveProcessRegistryVerticle(ConfigLoader.load(Map.of("DISCONNECT_GRACE_SECONDS", "1")),
@@ -58,30 +45,8 @@ class ActiveProcessRegistryVerticleTest {
     vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }
 
-  private JsonObject cancel(String id) throws Exception {
-    return vertx.eventBus().<JsonObject>request(Addresses.SUBMISSIONS_CANCEL, new JsonObject()
-            .put("submission_id", id).put("cancelled_by", "ann").put("reason", "user_requested"))
-        .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS).body();
-  }
-
-  @Test
-  void aCancelDoesWhatTheTrackerDecided() throws Exception {
-    outcomes.put("running", new Cancel.Outcome(Cancel.Kind.RUNNING, "COMPILING"));
-    outcomes.put("queued", new Cancel.Outcome(Cancel.Kind.CANCELLED, "CANCELLED"));
-    outcomes.put("done", new Cancel.Outcome(Cancel.Kind.FINISHED, "WRONG_ANSWER"));
-    assertEquals("CANCELLED", cancel("running").getString("status"), "its run was stopped");
-    assertEquals(List.of("running"), killed);
-    assertEquals("CANCELLED", cancel("queued").getString("status"));
-    assertEquals("WRONG_ANSWER", cancel("done").getString("status"));
-    assertEquals("BENCHMARKED", cancel("gone").getString("status"), "not followed: the stored status");
-    assertEquals(List.of("running"), killed, "only a running one is stopped");
-    assertEquals(new Cancel("running", "ann", "user_requested"), askedTracker.get(0));
-  }
-
   @Test
   void theLastClientLeavingCancelsAfterTheGraceUnlessOneCameBackOrItFinished() throws Exception {
-    outcomes.put("left", new Cancel.Outcome(Cancel.Kind.RUNNING, "CHECKING"));
-    outcomes.put("back", new Cancel.Outcome(Cancel.Kind.RUNNING, "CHECKING"));
     stream(Addresses.REGISTRY_STREAM_OPENED, "left", false);
     stream(Addresses.REGISTRY_STREAM_CLOSED, "left", false);
     stream(Addresses.REGISTRY_STREAM_OPENED, "back", false);
@@ -93,7 +58,6 @@ class ActiveProcessRegistryVerticleTest {
     assertEquals(List.of("left"), askedTracker.stream().map(Cancel::submissionId).toList());
     assertEquals("system", askedTracker.get(0).cancelledBy());
     assertEquals("client_disconnected", askedTracker.get(0).reason());
-    assertTrue(killed.contains("left"));
   }
 
   private void stream(String address, String id, boolean finished) throws Exception {

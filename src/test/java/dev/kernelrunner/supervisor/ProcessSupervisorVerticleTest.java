@@ -167,9 +167,8 @@ class ProcessSupervisorVerticleTest {
         .filter(p -> p instanceof Progress.Event).map(p -> ((Progress.Event) p).type()).toList());
     assertEquals(1, exits("s1").size(), progress.toString());
     Progress.Exit exit = exits("s1").get(0);
-    assertEquals(0, exit.exitCode());
-    assertTrue(exit.terminalSeen(), "BENCHMARKED was seen");
-    assertFalse(exit.killed());
+    assertEquals(new Progress.Exited(0), exit.outcome());
+    assertEquals(List.of("bye"), exit.logTail());
     assertEquals(List.of("run-s1"), registered);
   }
 
@@ -183,7 +182,7 @@ class ProcessSupervisorVerticleTest {
     onContext(run, () -> run.listener().onExit(null, List.of()));
     RunOrder.Stopped gone = answer.get(10, TimeUnit.SECONDS).body();
     assertEquals(new RunOrder.Stopped("ENDED", true), gone);
-    assertTrue(exits("s2").get(0).killed(), "the tracker is told it was killed");
+    assertEquals(new Progress.Killed(), exits("s2").get(0).outcome(), "the tracker is told it was killed");
   }
 
   @Test
@@ -193,8 +192,7 @@ class ProcessSupervisorVerticleTest {
     assertTrue(startAsked("s3"));
     await(() -> exits("s3").size() == 1);
     assertEquals(0, starts.get(), "the backend was never asked");
-    assertTrue(exits("s3").get(0).killed());
-    assertNull(exits("s3").get(0).startError());
+    assertEquals(new Progress.Killed(), exits("s3").get(0).outcome());
   }
 
   @Test
@@ -204,6 +202,6 @@ class ProcessSupervisorVerticleTest {
     await(() -> run.kills().get() >= 1); // SUBMISSION_TIMEOUT_SECONDS=2
     onContext(run, () -> run.listener().onExit(null, List.of()));
     await(() -> exits("s4").size() == 1);
-    assertTrue(exits("s4").get(0).timedOut());
+    assertEquals(new Progress.TimedOut(), exits("s4").get(0).outcome());
   }
 }

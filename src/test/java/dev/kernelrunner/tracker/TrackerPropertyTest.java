@@ -13,6 +13,7 @@ import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.EventWrite;
 import dev.kernelrunner.model.LiveFrame;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.NewEvent;
@@ -94,7 +95,7 @@ class TrackerPropertyTest {
       LocalCodec.register(bus, RunOrder.Start.class, RunOrder.Kill.class, RunOrder.Stopped.class,
           RunOrder.Sweep.class, Queues.class, Queues.Asked.class);
       LocalCodec.register(bus, Progress.Event.class, Progress.Exit.class, EventAppend.class,
-          EventAppend.Stored.class, LiveFrame.class, EventFrame.class, Cancel.class, Cancel.Outcome.class);
+          EventAppend.Stored.class, EventWrite.class, LiveFrame.class, EventFrame.class, Cancel.class, Cancel.Outcome.class);
       onContext(() -> {
         stubStore();
         stubSupervisor();
@@ -166,27 +167,26 @@ class TrackerPropertyTest {
         }
         message.reply(new EventAppend.Stored(frames));
       }));
-      bus.<JsonObject>consumer(Addresses.STORE_SUBMISSION_REQUEUE, message -> later(() -> {
+      bus.<EventWrite>consumer(Addresses.STORE_SUBMISSION_REQUEUE, message -> later(() -> {
         if (databaseDown) {
           message.fail(Failures.UNAVAILABLE, "database unavailable");
           return;
         }
-        JsonObject body = message.body();
-        message.reply(store(body.getString("submission_id"), EventType.valueOf(body.getString("type")),
-            body.getJsonObject("fields")).toJson());
+        EventWrite write = message.body();
+        message.reply(store(write.submissionId(), write.event().type(), write.event().fields()));
       }));
-      bus.<JsonObject>consumer(Addresses.STORE_EVENTS_VERIFIED, message -> later(() -> {
+      bus.<EventWrite>consumer(Addresses.STORE_EVENTS_VERIFIED, message -> later(() -> {
         if (databaseDown) {
           message.fail(Failures.UNAVAILABLE, "database unavailable");
           return;
         }
-        String id = message.body().getString("submission_id");
+        String id = message.body().submissionId();
         if (!verdictPending.getOrDefault(id, false)) {
           message.fail(Failures.CONFLICT, "no verdict pending");
           return;
         }
         verdictPending.put(id, false);
-        message.reply(store(id, EventType.VERIFIED, message.body().getJsonObject("fields")).toJson());
+        message.reply(store(id, EventType.VERIFIED, message.body().event().fields()));
       }));
       bus.<JsonObject>consumer(Addresses.STORE_SUBMISSION_UNFINISHED,
           message -> message.reply(new JsonObject().put("submissions", new io.vertx.core.json.JsonArray())));
@@ -214,7 +214,7 @@ class TrackerPropertyTest {
       bus.<RunOrder.Kill>consumer(Addresses.SUPERVISOR_KILL, message -> {
         message.reply(new RunOrder.Stopped(null, true));
         String id = message.body().submissionId();
-        vertx.setTimer(1 + random.nextInt(50), t -> exit(id, new Progress.Exit(id, 137, true, false, false, null,
+        vertx.setTimer(1 + random.nextInt(50), t -> exit(id, new Progress.Exit(id, new Progress.Killed(),
             List.of())));
       });
       bus.<RunOrder.Sweep>consumer(Addresses.SUPERVISOR_SWEEP, message -> message.reply(0));
@@ -244,8 +244,8 @@ class TrackerPropertyTest {
       int stop = fate <= 1 ? random.nextInt(PATH.size()) : PATH.size();
       if (step == stop && fate <= 1) {
         scriptsRunning--;
-        exit(id, fate == 0 ? new Progress.Exit(id, 3, false, false, false, null, List.of("segfault"))
-            : new Progress.Exit(id, null, false, false, false, null, List.of(), null, null, "the machine went away"));
+        exit(id, new Progress.Exit(id, fate == 0 ? new Progress.Exited(3) : new Progress.Lost("the machine went away"),
+            List.of("segfault")));
         return;
       }
       if (step == PATH.size()) {
@@ -253,7 +253,7 @@ class TrackerPropertyTest {
           progress(id, EventType.VERIFIED, new JsonObject().put("timing", new JsonObject().put("status", "verified")));
         }
         scriptsRunning--;
-        vertx.setTimer(1 + random.nextInt(20), t -> exit(id, new Progress.Exit(id, 0, false, false, true, null,
+        vertx.setTimer(1 + random.nextInt(20), t -> exit(id, new Progress.Exit(id, new Progress.Exited(0),
             List.of())));
         return;
       }
@@ -276,13 +276,8 @@ class TrackerPropertyTest {
     }
 
     private void cancel(String id) {
-      bus.<Cancel.Outcome>request(Addresses.TRACKER_CANCEL, new Cancel(id, "test", "user_requested"))
-          .onSuccess(reply -> {
-            if (reply.body().kind() == Cancel.Kind.RUNNING) {
-              // The registry asks the supervisor to stop it; the run ends killed.
-              bus.request(Addresses.SUPERVISOR_KILL, new RunOrder.Kill(id));
-            }
-          });
+      // The tracker asks the supervisor to stop a running one; the run ends killed.
+      bus.request(Addresses.TRACKER_CANCEL, new Cancel(id, "test", "user_requested"));
     }
 
     // ---- the invariants
