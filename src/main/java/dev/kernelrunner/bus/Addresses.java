@@ -20,6 +20,7 @@ public final class Addresses {
   public static final String WORKERS_LINES = "workers.lines";
   public static final String WORKERS_EXIT = "workers.exit";
   public static final String WORKERS_LIST = "workers.list";
+  public static final String WORKERS_RELEASE = "workers.release";
 
   // Active-process registry
   public static final String REGISTRY_REGISTER = "registry.register";

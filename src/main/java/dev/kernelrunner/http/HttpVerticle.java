@@ -10,6 +10,8 @@ import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Queues;
 import dev.kernelrunner.store.QuotaUsage;
+import dev.kernelrunner.supervisor.LocalWorkersVerticle;
+import dev.kernelrunner.workerruns.WorkerRunsVerticle;
 import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.ProfileReport;
 import dev.kernelrunner.model.NewSubmission;
@@ -47,6 +49,7 @@ public class HttpVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(HttpVerticle.class);
   static final String PRINCIPAL = "principal";
   private static final Pattern USER_ID = Pattern.compile("[A-Za-z0-9_.@-]{1,128}");
+  private static final Pattern POOL_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
   private static final Pattern TOKEN_ID = Pattern.compile("[0-9a-f]{16}");
   private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
 
@@ -138,7 +141,7 @@ public class HttpVerticle extends VerticleBase {
     // Room for JSON escaping of the largest allowed code; past this the body is refused unread.
     long bodyLimit = (long) config.http().maxCodeBytes() * 6 + 64 * 1024;
     router.route("/api/*").handler(BodyHandler.create(false).setBodyLimit(bodyLimit));
-    new WorkerApi(vertx, config.sse().heartbeat()).install(router);
+    new WorkerApi(vertx, config.sse().heartbeat(), List.copyOf(config.local().gpuTypes())).install(router);
     new LeaderboardApi(bus, problems, gpuTypes).install(router);
     router.post("/api/submissions").handler(this::createSubmission);
     get(router, "/api/submissions").handler(this::listSubmissions);
@@ -313,7 +316,11 @@ public class HttpVerticle extends VerticleBase {
       request.pause();
     }
     Bus.request(bus, Addresses.STORE_TOKEN_LOOKUP, new JsonObject().put("token", token)).onSuccess(user -> {
-      Principal principal = new Principal(user.getString("user_id"), Principal.Role.of(user.getString("role")));
+      Principal.Role role = Principal.Role.of(user.getString("role"));
+      JsonArray types = user.getJsonArray("gpu_types");
+      Principal principal = new Principal(user.getString("user_id"), role, role != Principal.Role.WORKER ? null
+          : new Principal.Pool(user.getString("id"), user.getString("pool"),
+              types == null ? null : types.stream().map(String::valueOf).toList(), user.getBoolean("trusted", false)));
       tokens.put(presented, principal, revocations);
       ctx.put(PRINCIPAL, principal);
       ctx.next();
@@ -699,16 +706,70 @@ public class HttpVerticle extends VerticleBase {
     if (!"user".equals(role) && !"admin".equals(role) && !"worker".equals(role)) {
       errors.add(ApiError.field("role", "must be 'user', 'admin' or 'worker'"));
     }
+    JsonObject request = new JsonObject().put("user_id", user).put("role", role)
+        .put("created_by", principal(ctx).userId());
+    if ("worker".equals(role)) {
+      request.mergeIn(workerPool(body, errors));
+    } else {
+      for (String field : List.of("pool", "gpu_types", "trusted")) {
+        if (body.containsKey(field)) {
+          errors.add(ApiError.field(field, "only a worker token has a pool"));
+        }
+      }
+    }
     if (!errors.isEmpty()) {
       ApiError.validation(ctx, 400, errors);
       return;
     }
-    JsonObject request = new JsonObject().put("user_id", user).put("role", role)
-        .put("created_by", principal(ctx).userId());
     Bus.request(bus, Addresses.STORE_TOKEN_CREATE, request)
-        .onSuccess(reply -> json(ctx, 201, new JsonObject().put("token", reply.getString("token"))
-            .put("user_id", user).put("role", role)))
+        .onSuccess(reply -> {
+          JsonObject created = new JsonObject().put("token", reply.getString("token")).put("id", reply.getString("id"))
+              .put("user_id", user).put("role", role);
+          if ("worker".equals(role)) {
+            created.put("pool", request.getValue("pool")).put("gpu_types", request.getValue("gpu_types"))
+                .put("trusted", request.getValue("trusted"));
+          }
+          json(ctx, 201, created);
+        })
         .onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  /**
+   * A worker token's pool from a create request: {@code pool} (a name, default {@code default}; the service's own
+   * are reserved), {@code gpu_types} (the GPU types served by connecting workers it may serve; absent: any of them),
+   * {@code trusted} (whether its results may rank; default false). Never this host's own GPU types.
+   */
+  private JsonObject workerPool(JsonObject body, JsonArray errors) {
+    Object pool = body.getValue("pool", "default");
+    if (!(pool instanceof String name) || !POOL_NAME.matcher(name).matches()) {
+      errors.add(ApiError.field("pool", "1 to 64 of letters, digits, '_', '.' or '-'"));
+    } else if (name.equals(LocalWorkersVerticle.POOL) || name.equals(WorkerRunsVerticle.POOL)) {
+      errors.add(ApiError.field("pool", "'" + name + "' is the pool of the service's own workers"));
+    }
+    Object trusted = body.getValue("trusted", false);
+    if (!(trusted instanceof Boolean)) {
+      errors.add(ApiError.field("trusted", "must be true or false"));
+    }
+    Object types = body.getValue("gpu_types");
+    if (types != null && !(types instanceof JsonArray)) {
+      errors.add(ApiError.field("gpu_types", "must be a list of GPU types"));
+      types = null;
+    }
+    if (types != null) {
+      List<String> servedByWorkers = config.gpuTypes().values().stream()
+          .filter(type -> AppConfig.WORKER_BACKEND.equals(type.backend())).map(AppConfig.GpuType::name)
+          .filter(name -> !config.local().gpuTypes().contains(name)).toList();
+      for (Object type : (JsonArray) types) {
+        if (!(type instanceof String name) || !servedByWorkers.contains(name)) {
+          errors.add(ApiError.field("gpu_types", "'" + type + "' is not a GPU type served by connecting workers here "
+              + "(" + String.join(", ", servedByWorkers) + ")"));
+        }
+      }
+      if (((JsonArray) types).isEmpty()) {
+        errors.add(ApiError.field("gpu_types", "name at least one GPU type (or leave it out: any)"));
+      }
+    }
+    return new JsonObject().put("pool", pool).put("gpu_types", types).put("trusted", trusted);
   }
 
   private void listTokens(RoutingContext ctx) {

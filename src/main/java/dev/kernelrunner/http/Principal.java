@@ -1,7 +1,18 @@
 package dev.kernelrunner.http;
 
-/** Who called: a user id and the role of their token. */
-record Principal(String userId, Role role) {
+/** Who called: a user id and the role of their token; a worker token's {@link Pool} (null for other tokens). */
+record Principal(String userId, Role role, Pool pool) {
+
+  /**
+   * What a worker token may do: it is {@code tokenId} (its public id), of pool {@code name}, serves
+   * {@code gpuTypes} (null: any type served by connecting workers, never this host's own) and its results rank
+   * only when the pool is {@code trusted}.
+   */
+  record Pool(String tokenId, String name, java.util.List<String> gpuTypes, boolean trusted) {}
+
+  Principal(String userId, Role role) {
+    this(userId, role, null);
+  }
 
   /** A token's role: a user submits, an admin also administers, a worker only serves jobs (/api/worker/). */
   enum Role {

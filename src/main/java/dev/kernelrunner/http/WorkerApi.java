@@ -2,6 +2,7 @@ package dev.kernelrunner.http;
 
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
+import dev.kernelrunner.supervisor.LocalWorkersVerticle;
 import dev.kernelrunner.workers.WorkerProtocol;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.EventBus;
@@ -33,11 +34,14 @@ final class WorkerApi {
   private final Vertx vertx;
   private final EventBus bus;
   private final Duration heartbeat;
+  /** This host's own GPU types ({@code LOCAL_GPU_TYPES}): served by the service's own workers only. */
+  private final List<String> localTypes;
 
-  WorkerApi(Vertx vertx, Duration heartbeat) {
+  WorkerApi(Vertx vertx, Duration heartbeat, List<String> localTypes) {
     this.vertx = vertx;
     this.bus = vertx.eventBus();
     this.heartbeat = heartbeat;
+    this.localTypes = List.copyOf(localTypes);
   }
 
   void install(Router router) {
@@ -57,6 +61,12 @@ final class WorkerApi {
     String holding = param(ctx, "job", JOB_ID, false, "a job id the service gave this worker", errors);
     if (!errors.isEmpty()) {
       ApiError.validation(ctx, 400, errors);
+      return;
+    }
+    String refused = outOfScope(ctx, gpuType);
+    if (refused != null) {
+      ApiError.send(ctx, 403, new JsonObject().put("error", "out_of_scope").put("message", refused)
+          .put("gpu_type", gpuType).put("pool", token(ctx).pool()));
       return;
     }
     String connectionId = UUID.randomUUID().toString();
@@ -83,8 +93,8 @@ final class WorkerApi {
         write(response, push, cleanup);
       }
     });
-    WorkerProtocol.Connect connect = new WorkerProtocol.Connect(connectionId, principal(ctx).userId(), workerId,
-        gpuType, host, device, holding);
+    WorkerProtocol.Connect connect = new WorkerProtocol.Connect(connectionId, token(ctx), workerId, gpuType, host,
+        device, holding);
     consumer.completion().compose(v -> bus.<JsonObject>request(Addresses.WORKERS_CONNECT, connect))
         .onSuccess(reply -> {
           if (ctx.request().connection() == null || response.closed()) {
@@ -135,7 +145,7 @@ final class WorkerApi {
       ApiError.validation(ctx, 400, errors);
       return;
     }
-    WorkerProtocol.Lines batch = new WorkerProtocol.Lines(principal(ctx).userId(), workerId(ctx), job, from, lines);
+    WorkerProtocol.Lines batch = new WorkerProtocol.Lines(token(ctx).id(), workerId(ctx), job, from, lines);
     bus.<WorkerProtocol.Consumed>request(Addresses.WORKERS_LINES, batch)
         .onSuccess(reply -> ApiError.send(ctx, 200, new JsonObject().put("consumed", reply.body().consumed())))
         .onFailure(error -> ApiError.fromFailure(ctx, error));
@@ -161,7 +171,7 @@ final class WorkerApi {
       ApiError.validation(ctx, 400, errors);
       return;
     }
-    WorkerProtocol.Exit exit = new WorkerProtocol.Exit(principal(ctx).userId(), workerId(ctx), job, lines,
+    WorkerProtocol.Exit exit = new WorkerProtocol.Exit(token(ctx).id(), workerId(ctx), job, lines,
         (Integer) code, tail);
     bus.<JsonObject>request(Addresses.WORKERS_EXIT, exit)
         .onSuccess(reply -> ApiError.send(ctx, 200, reply.body()))
@@ -238,7 +248,30 @@ final class WorkerApi {
     return value;
   }
 
-  private static Principal principal(RoutingContext ctx) {
-    return ctx.get(HttpVerticle.PRINCIPAL);
+  /** The worker token of the request (the worker API takes no other). */
+  private static WorkerProtocol.Token token(RoutingContext ctx) {
+    Principal principal = ctx.get(HttpVerticle.PRINCIPAL);
+    Principal.Pool pool = principal.pool();
+    return new WorkerProtocol.Token(pool.tokenId(), principal.userId(), pool.name(), pool.trusted());
+  }
+
+  /**
+   * Why this request's token may not serve {@code gpuType}, or null when it may: a token serves its pool's GPU types
+   * (any served by connecting workers when its pool names none), and this host's own types only the service's own
+   * workers serve.
+   */
+  private String outOfScope(RoutingContext ctx, String gpuType) {
+    Principal.Pool pool = ((Principal) ctx.get(HttpVerticle.PRINCIPAL)).pool();
+    boolean local = localTypes.contains(gpuType);
+    if (local != LocalWorkersVerticle.POOL.equals(pool.name())) {
+      return local ? "GPU type '" + gpuType + "' is served by this host's own workers only (pool '"
+          + LocalWorkersVerticle.POOL + "'); this token is of pool '" + pool.name() + "'"
+          : "the pool '" + pool.name() + "' serves this host's own GPU types only";
+    }
+    if (pool.gpuTypes() != null && !pool.gpuTypes().contains(gpuType)) {
+      return "this token's pool '" + pool.name() + "' may serve " + String.join(", ", pool.gpuTypes())
+          + ", not GPU type '" + gpuType + "'";
+    }
+    return null;
   }
 }

@@ -12,7 +12,9 @@ final class LeaderboardSql {
    * never ran the submission's host code measured ({@code verification.timing.method = replayed}: not its own
    * process's) and no audit contradicts ({@code verification.timing.status = verified}: not pending or unverified),
    * run in a full room ({@code isolation.full}: a user of the job's own, every namespace, Landlock and the
-   * system-call filter; remote-agent/README.md), not marked {@code needs_review}, not invalidated. Filtered by
+   * system-call filter; remote-agent/README.md), not run by a worker of a pool not trusted to rank
+   * ({@code runner.trusted}, which the worker hub writes over whatever the run said), not marked
+   * {@code needs_review}, not invalidated. Filtered by
    * problem ({@code $1}), GPU type and dtype ({@code $2}, {@code $3}; null: any).
    */
   private static final String ACCEPTED = """
@@ -27,6 +29,7 @@ final class LeaderboardSql {
          AND result #>> '{verification,timing,method}' = 'replayed'
          AND result #>> '{verification,timing,status}' = 'verified'
          AND result #>> '{isolation,full}' = 'true'
+         AND COALESCE(result #>> '{runner,trusted}', 'true') = 'true'
          AND COALESCE((result->>'needs_review')::boolean, false) = false
          AND COALESCE((result->>'unverified')::boolean, false) = false
          AND jsonb_typeof(result->'geomean_runtime_ms') = 'number'""";

@@ -268,9 +268,16 @@ public class ResultStoreVerticle extends VerticleBase {
   private Future<JsonObject> listSubmissions(JsonObject body) {
     String at = body.getString("before_created_at");
     String id = body.getString("before_id");
-    Tuple args = Tuple.of(body.getString("user_id"), at == null ? null : OffsetDateTime.parse(at),
-        id == null ? null : UUID.fromString(id), body.getInteger("limit", 50), body.getString("problem"),
-        body.getString("gpu_type"));
+    UUID before;
+    OffsetDateTime beforeAt;
+    try {
+      before = id == null ? null : UUID.fromString(id);
+      beforeAt = at == null ? null : OffsetDateTime.parse(at);
+    } catch (RuntimeException e) {
+      return Future.failedFuture(new CodedException(Failures.BAD_REQUEST, "not a page cursor: " + e.getMessage()));
+    }
+    Tuple args = Tuple.of(body.getString("user_id"), beforeAt, before, body.getInteger("limit", 50),
+        body.getString("problem"), body.getString("gpu_type"));
     return pool.preparedQuery(SubmissionSql.LIST).execute(args)
         .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)));
   }
@@ -312,8 +319,7 @@ public class ResultStoreVerticle extends VerticleBase {
         .map(rows -> new JsonObject().put("updated", rows.rowCount()));
   }
 
-  /** Counts a restart and stores the IN_QUEUE event that puts the submission back in line. */
-  /** A re-queue: its IN_QUEUE event and the restart it counts, together. */
+  /** A re-queue: the IN_QUEUE event that puts the submission back in line and the restart it counts, together. */
   private Future<EventFrame> requeue(EventWrite write) {
     UUID id = parseId(write.submissionId());
     NewEvent event = write.event();
@@ -385,8 +391,11 @@ public class ResultStoreVerticle extends VerticleBase {
 
   private Future<JsonObject> createToken(JsonObject body) {
     String token = newToken();
-    return pool.preparedQuery(TokenSql.INSERT)
-        .execute(Tuple.of(hash(token), body.getString("user_id"), body.getString("role"), body.getString("created_by")))
+    JsonArray types = body.getJsonArray("gpu_types");
+    Tuple args = Tuple.of(hash(token), body.getString("user_id"), body.getString("role"), body.getString("created_by"),
+        body.getString("pool"), types == null ? null : types.stream().map(String::valueOf).toArray(String[]::new),
+        body.getBoolean("trusted", false));
+    return pool.preparedQuery(TokenSql.INSERT).execute(args)
         .map(v -> new JsonObject().put("token", token).put("id", hash(token).substring(0, 16)));
   }
 
@@ -396,8 +405,9 @@ public class ResultStoreVerticle extends VerticleBase {
         return Future.failedFuture(new CodedException(Failures.NOT_FOUND, "unknown token"));
       }
       Row row = rows.iterator().next();
-      return Future.succeededFuture(
-          new JsonObject().put("user_id", row.getString("user_id")).put("role", row.getString("role")));
+      JsonObject token = new JsonObject().put("id", row.getString("id")).put("user_id", row.getString("user_id"))
+          .put("role", row.getString("role"));
+      return Future.succeededFuture("worker".equals(row.getString("role")) ? token.mergeIn(TokenSql.pool(row)) : token);
     });
   }
 

@@ -8,16 +8,22 @@ import io.vertx.sqlclient.Row;
 final class TokenSql {
   private TokenSql() {}
 
-  static final String INSERT = "INSERT INTO api_tokens (token_hash, user_id, role, created_by) VALUES ($1, $2, $3, $4)";
+  /** A token; a worker token with its pool, the GPU types it may serve (null: any) and whether it may rank. */
+  static final String INSERT = """
+      INSERT INTO api_tokens (token_hash, user_id, role, created_by, pool, gpu_types, trusted)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)""";
 
-  static final String LOOKUP = "SELECT user_id, role FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL";
+  static final String LOOKUP = """
+      SELECT left(token_hash, 16) AS id, user_id, role, pool, gpu_types, trusted
+        FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL""";
 
   /**
    * Newest first, paged by the unique (created_at, token_hash); a token's public id is the first 16 hex digits
    * of its hash (it tells nothing of the token). {@code $1}, {@code $2}: the cursor (null: from the newest).
    */
   static final String LIST = """
-      SELECT left(token_hash, 16) AS id, token_hash, user_id, role, created_by, created_at, revoked_at
+      SELECT left(token_hash, 16) AS id, token_hash, user_id, role, created_by, created_at, revoked_at, pool,
+             gpu_types, trusted
         FROM api_tokens
        WHERE $1::timestamptz IS NULL OR (created_at, token_hash) < ($1, $2)
        ORDER BY created_at DESC, token_hash DESC
@@ -49,7 +55,18 @@ final class TokenSql {
           .put("created_at", SubmissionSql.text(row.getOffsetDateTime("created_at")))
           .put("revoked_at", SubmissionSql.text(row.getOffsetDateTime("revoked_at")))
           .put("cursor_key", row.getString("token_hash")));
+      if ("worker".equals(row.getString("role"))) {
+        tokens.getJsonObject(tokens.size() - 1).mergeIn(pool(row));
+      }
     }
     return tokens;
+  }
+
+  /** A worker token's pool as the API shows it: {@code pool}, {@code gpu_types} (null: any), {@code trusted}. */
+  static JsonObject pool(Row row) {
+    String[] types = row.getArrayOfStrings("gpu_types");
+    return new JsonObject().put("pool", row.getString("pool") == null ? "default" : row.getString("pool"))
+        .put("gpu_types", types == null ? null : new JsonArray(java.util.List.of((Object[]) types)))
+        .put("trusted", row.getBoolean("trusted"));
   }
 }

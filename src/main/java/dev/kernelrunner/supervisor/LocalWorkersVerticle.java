@@ -36,6 +36,8 @@ public class LocalWorkersVerticle extends VerticleBase {
   private static final String DEFAULT_AGENT = "python3 -m remote_agent";
   /** The user of the workers' token: how the rest of the service tells this host's workers from others. */
   public static final String TOKEN_USER = "local-workers";
+  /** Their pool: the only one that may serve {@code LOCAL_GPU_TYPES} (no token made over the API can be of it). */
+  public static final String POOL = "local";
 
   private final AppConfig config;
   private final IntSupplier port;
@@ -68,7 +70,9 @@ public class LocalWorkersVerticle extends VerticleBase {
     }, false).compose(v -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE, new JsonObject()
             .put("user_id", TOKEN_USER).put("role", "worker"))) // an earlier instance's, killed before it revoked it
         .compose(v -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
-            .put("user_id", TOKEN_USER).put("role", "worker").put("created_by", "service")))
+            .put("user_id", TOKEN_USER).put("role", "worker").put("created_by", "service").put("pool", POOL)
+            .put("gpu_types", new io.vertx.core.json.JsonArray(List.copyOf(config.local().gpuTypes())))
+            .put("trusted", true)))
         .compose(created -> {
           token = created.getString("token");
           tokenId = created.getString("id");

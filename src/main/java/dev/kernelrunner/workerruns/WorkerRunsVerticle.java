@@ -35,6 +35,11 @@ import org.slf4j.LoggerFactory;
  */
 public class WorkerRunsVerticle extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(WorkerRunsVerticle.class);
+  /**
+   * The pool of the workers' tokens: trusted (they are the service's own runs on its own fleet; a member of the
+   * dstack project, who can read a run's spec, can also reach its machine).
+   */
+  public static final String POOL = "dstack-workers";
 
   private final AppConfig config;
   private final DstackApi api;
@@ -126,7 +131,8 @@ public class WorkerRunsVerticle extends VerticleBase {
     Bus.request(vertx.eventBus(), Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", gpuType),
             config.dstack().requestTimeout().multipliedBy(4))
         .compose(fleet -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
-            .put("user_id", runName).put("role", "worker").put("created_by", "worker-runs")))
+            .put("user_id", runName).put("role", "worker").put("created_by", "worker-runs").put("pool", POOL)
+            .put("gpu_types", new JsonArray().add(gpuType)).put("trusted", true)))
         .compose(token -> vertx.executeBlocking(() -> TarArchive.ofFolder(config.dstack().agentDir()), false)
             .compose(api::archive).map(agent -> runSpec(runName, token.getString("token"), agent)))
         .compose(api::applyRun)

@@ -7,6 +7,7 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures.CodedException;
 import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Queues;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -48,6 +49,12 @@ public final class WorkerHubVerticle extends VerticleBase {
   private final Map<String, Job> jobs = new HashMap<>();
   private final Map<String, ArrayDeque<Job>> waiting = new HashMap<>();
   private final Backend backend = new HubBackend();
+  /** Between a job id and its holder's token id in a run name. */
+  private static final String HOLDER = "~";
+  /** How each machine (a token on a host) has done lately, kept while the service runs. */
+  private final Map<String, Health> healths = new HashMap<>();
+  /** Where each submission's last job was lost: its next job goes elsewhere when it can. */
+  private final Map<String, String> lostOn = new HashMap<>();
   private EventBus bus;
 
   public WorkerHubVerticle(AppConfig config) {
@@ -73,7 +80,8 @@ public final class WorkerHubVerticle extends VerticleBase {
         }, log),
         Bus.serve(bus, Addresses.WORKERS_LINES, this::lines, log),
         Bus.serve(bus, Addresses.WORKERS_EXIT, this::exit, log),
-        Bus.<JsonObject>serve(bus, Addresses.WORKERS_LIST, body -> Future.succeededFuture(list()), log)));
+        Bus.<JsonObject>serve(bus, Addresses.WORKERS_LIST, body -> Future.succeededFuture(list()), log),
+        Bus.<JsonObject>serve(bus, Addresses.WORKERS_RELEASE, this::release, log)));
   }
 
   // ---- workers
@@ -84,9 +92,21 @@ public final class WorkerHubVerticle extends VerticleBase {
           + "' is not served by workers here (WORKER_GPU_TYPES: " + String.join(", ", gpuTypes) + ")"));
     }
     Worker worker = workers.get(hello.workerId());
-    if (worker != null && !worker.tokenUser.equals(hello.tokenUser())) {
+    if (worker != null && !worker.token.id().equals(hello.token().id())) {
       return Future.failedFuture(new CodedException(409, "worker id '" + hello.workerId()
           + "' is in use by another worker token"));
+    }
+    Job claimed = hello.holding() == null ? null : jobs.get(hello.holding());
+    if (claimed != null && claimed.holder != null && !claimed.holder.equals(hello.token().id())) {
+      // Only the token it was given to may take it back; it stays with its holder until WORKER_LOST_SECONDS.
+      log.warn("a worker with token {} named job {} of {}, which belongs to another token: refused",
+          hello.token().id(), claimed.id, claimed.submissionId);
+      return Future.failedFuture(new CodedException(403, "job " + claimed.id
+          + " was given to another worker token; it is not yours to resume"));
+    }
+    Health health = health(hello.token(), hello.host(), hello.device());
+    if (worker == null) {
+      health.started(hello.workerId(), System.currentTimeMillis());
     }
     if (worker != null && worker.connectionId != null) {
       // A newer stream of the same worker (the old one is half-open): the new one takes over.
@@ -94,24 +114,27 @@ public final class WorkerHubVerticle extends VerticleBase {
       byConnection.remove(worker.connectionId);
     }
     if (worker == null) {
-      worker = new Worker(hello.workerId(), hello.tokenUser());
+      worker = new Worker(hello.workerId(), hello.token());
       workers.put(worker.id, worker);
     }
     if (worker.connectionId == null) {
       worker.since = Instant.now();
     }
     worker.connectionId = hello.connectionId();
+    String previousType = worker.gpuType;
     worker.gpuType = hello.gpuType();
     worker.host = hello.host();
     worker.device = hello.device();
     byConnection.put(worker.connectionId, worker);
     Job held = hello.holding() == null ? null : jobs.get(hello.holding());
-    if (worker.job != null && worker.job != held) {
-      lost(worker.job, "its worker " + worker.id + " came back without it");
+    boolean resumes = held != null && (held.worker == null || held.worker == worker)
+        && held.gpuType.equals(worker.gpuType);
+    if (worker.job != null && !(resumes && worker.job == held)) {
+      lost(worker.job, "its worker " + worker.id + " came back without it (or as another GPU type)");
     }
     JsonObject reply = new JsonObject().put("worker_id", worker.id);
     if (hello.holding() != null) {
-      if (held == null || (held.worker != null && held.worker != worker) || !held.gpuType.equals(worker.gpuType)) {
+      if (!resumes) {
         push(worker.connectionId, "drop", new JsonObject().put("job_id", hello.holding()));
       } else {
         bind(held, worker);
@@ -123,7 +146,11 @@ public final class WorkerHubVerticle extends VerticleBase {
         }
       }
     }
-    log.info("worker {} ({}, {}, {}) connected", worker.id, worker.host, worker.gpuType, worker.device);
+    log.info("worker {} ({}, {}, {}, pool {}) connected", worker.id, worker.host, worker.gpuType, worker.device,
+        worker.token.pool());
+    if (previousType != null && !previousType.equals(worker.gpuType)) {
+      capacityChanged(previousType); // it serves another type now: the old one has one worker fewer
+    }
     capacityChanged(worker.gpuType);
     assignWaiting(worker.gpuType);
     return Future.succeededFuture(reply);
@@ -151,10 +178,16 @@ public final class WorkerHubVerticle extends VerticleBase {
   private JsonObject list() {
     JsonArray list = new JsonArray();
     workers.values().forEach(worker -> {
-      JsonObject entry = new JsonObject().put("id", worker.id).put("token_user", worker.tokenUser)
+      Health health = health(worker);
+      long now = System.currentTimeMillis();
+      JsonObject entry = new JsonObject().put("id", worker.id).put("token_user", worker.token.user())
+          .put("token_id", worker.token.id()).put("pool", worker.token.pool()).put("trusted", worker.token.trusted())
           .put("host", worker.host).put("gpu_type", worker.gpuType).put("device", worker.device)
           .put("connected", worker.connectionId != null).put("connected_since", worker.since.toString())
-          .put("jobs_done", worker.jobsDone);
+          .put("jobs_done", worker.jobsDone)
+          .put("health", new JsonObject().put("recent_losses", health.recentLosses(now))
+              .put("losses_in_a_row", health.lossesInARow).put("restarted_recently", health.restartedRecently(now))
+              .put("quarantined", health.quarantined));
       if (worker.job != null) {
         entry.put("current_job", new JsonObject().put("job_id", worker.job.id)
             .put("submission_id", worker.job.submissionId).put("state", worker.job.state.name()));
@@ -162,6 +195,31 @@ public final class WorkerHubVerticle extends VerticleBase {
       list.add(entry);
     });
     return new JsonObject().put("workers", list);
+  }
+
+  /** An admin lets a quarantined worker's machine have jobs again. */
+  private Future<JsonObject> release(JsonObject body) {
+    Worker worker = workers.get(body.getString("worker_id"));
+    if (worker == null) {
+      return Future.failedFuture(new CodedException(404, "no worker " + body.getString("worker_id")));
+    }
+    Health health = health(worker);
+    boolean was = health.quarantined;
+    health.quarantined = false;
+    health.lossesInARow = 0;
+    log.info("worker {} ({}) let back by an admin (it was {}quarantined)", worker.id, worker.host, was ? "" : "not ");
+    if (worker.gpuType != null) {
+      assignWaiting(worker.gpuType);
+    }
+    return Future.succeededFuture(new JsonObject().put("worker_id", worker.id).put("was_quarantined", was));
+  }
+
+  private Health health(Worker worker) {
+    return health(worker.token, worker.host, worker.device);
+  }
+
+  private Health health(WorkerProtocol.Token token, String host, String device) {
+    return healths.computeIfAbsent(token.id() + "|" + host + "|" + device, Health::new);
   }
 
   /** The tracker dispatches a worker type's queue to as many submissions as there are connected workers. */
@@ -183,16 +241,24 @@ public final class WorkerHubVerticle extends VerticleBase {
   private void assignWaiting(String gpuType) {
     ArrayDeque<Job> queue = waiting.get(gpuType);
     while (!queue.isEmpty()) {
-      Worker free = workers.values().stream()
-          .filter(w -> w.connectionId != null && w.job == null && gpuType.equals(w.gpuType))
-          .min(java.util.Comparator.comparingInt(w -> w.jobsDone)).orElse(null);
-      if (free == null) {
+      Job job = queue.peek();
+      List<WorkerChoice.Candidate> free = new ArrayList<>();
+      long now = System.currentTimeMillis();
+      workers.values().stream().filter(w -> w.connectionId != null && w.job == null && gpuType.equals(w.gpuType))
+          .forEach(w -> {
+            Health health = health(w);
+            free.add(new WorkerChoice.Candidate(w.id, health.quarantined, health.recentLosses(now),
+                health.restartedRecently(now), health.key.equals(lostOn.get(job.submissionId)), w.jobsDone));
+          });
+      String chosen = WorkerChoice.pick(free);
+      if (chosen == null) {
         return;
       }
-      Job job = queue.poll();
-      bind(job, free);
-      log.info("job {} of {} goes to worker {} ({})", job.id, job.submissionId, free.id, free.host);
-      push(free.connectionId, "job", new JsonObject().put("job_id", job.id).put("submission_id", job.submissionId)
+      queue.poll();
+      Worker free1 = workers.get(chosen);
+      bind(job, free1);
+      log.info("job {} of {} goes to worker {} ({})", job.id, job.submissionId, free1.id, free1.host);
+      push(free1.connectionId, "job", new JsonObject().put("job_id", job.id).put("submission_id", job.submissionId)
           .put("payload", job.payload));
     }
   }
@@ -202,6 +268,12 @@ public final class WorkerHubVerticle extends VerticleBase {
     job.state = JobState.RUNNING;
     vertx.cancelTimer(job.lostTimer);
     worker.job = job;
+    if (job.holder == null) {
+      // Given to this token: its run name says so from now on, so that after a restart only it may resume the job.
+      job.holder = worker.token.id();
+      String runName = job.runName();
+      job.caller.runOnContext(v -> job.listener.onRunName(runName));
+    }
   }
 
   private void armLost(Job job) {
@@ -216,7 +288,7 @@ public final class WorkerHubVerticle extends VerticleBase {
   }
 
   private Future<WorkerProtocol.Consumed> lines(WorkerProtocol.Lines batch) {
-    Job job = jobOf(batch.tokenUser(), batch.workerId(), batch.jobId());
+    Job job = jobOf(batch.tokenId(), batch.workerId(), batch.jobId());
     int seen = job.lines.seen(batch.from(), batch.lines().size());
     if (seen < 0) {
       return Future.succeededFuture(new WorkerProtocol.Consumed(job.lines.consumed()));
@@ -225,6 +297,9 @@ public final class WorkerHubVerticle extends VerticleBase {
     for (String line : batch.lines().subList(seen, batch.lines().size())) {
       AgentOutput.Event event = job.output.accept(line);
       if (event != null) {
+        if (event.type() == EventType.BENCHMARKED) {
+          stamp(event.fields(), job.worker);
+        }
         events.add(event);
       }
     }
@@ -237,8 +312,22 @@ public final class WorkerHubVerticle extends VerticleBase {
     return Future.succeededFuture(new WorkerProtocol.Consumed(consumed));
   }
 
+  /**
+   * Says in a result who ran it ({@code runner}: the worker, its host, its token's pool), overwriting whatever the
+   * lines said; a result of a pool not trusted to rank is published {@code ranked: false} with the reason, and the
+   * leaderboards leave it out.
+   */
+  static void stamp(JsonObject result, Worker worker) {
+    result.put("runner", new JsonObject().put("backend", AppConfig.WORKER_BACKEND).put("worker_id", worker.id)
+        .put("host", worker.host).put("pool", worker.token.pool()).put("trusted", worker.token.trusted()));
+    if (!worker.token.trusted()) {
+      result.put("ranked", false).put("unranked_reason", "run by a worker of pool '" + worker.token.pool()
+          + "', which is not trusted to rank");
+    }
+  }
+
   private Future<JsonObject> exit(WorkerProtocol.Exit exit) {
-    Job job = jobOf(exit.tokenUser(), exit.workerId(), exit.jobId());
+    Job job = jobOf(exit.tokenId(), exit.workerId(), exit.jobId());
     if (exit.lines() != job.lines.consumed()) {
       // Lines are missing: the worker sends them first, then its exit again.
       return Future.succeededFuture(new JsonObject().put("ended", false).put("consumed", job.lines.consumed()));
@@ -251,7 +340,7 @@ public final class WorkerHubVerticle extends VerticleBase {
   }
 
   /** The job {@code jobId} of this worker: 404 (drop it) when it is not, or no longer, one of the service's. */
-  private Job jobOf(String tokenUser, String workerId, String jobId) {
+  private Job jobOf(String tokenId, String workerId, String jobId) {
     Job job = jobs.get(jobId);
     if (job == null) {
       throw new CodedException(404, "no job " + jobId + " here (ended, cancelled or re-queued): drop it");
@@ -260,7 +349,7 @@ public final class WorkerHubVerticle extends VerticleBase {
       // Taken over after a restart: which worker holds it is known once its stream is back.
       throw new CodedException(409, "open the job stream (holding " + jobId + ") first");
     }
-    if (!job.worker.id.equals(workerId) || !job.worker.tokenUser.equals(tokenUser)) {
+    if (!job.worker.id.equals(workerId) || !job.worker.token.id().equals(tokenId)) {
       throw new CodedException(404, "job " + jobId + " is not this worker's: drop it");
     }
     return job;
@@ -286,6 +375,10 @@ public final class WorkerHubVerticle extends VerticleBase {
 
   /** The job is over and its process gone ({@code exitCode} null: not known): the supervisor hears it. */
   private void exited(Job job, Integer exitCode) {
+    if (job.worker != null && exitCode != null) {
+      health(job.worker).lossesInARow = 0; // it saw a job through
+      lostOn.remove(job.submissionId);
+    }
     end(job);
     job.caller.runOnContext(v -> job.listener.onExit(exitCode, job.output.tail()));
   }
@@ -295,6 +388,14 @@ public final class WorkerHubVerticle extends VerticleBase {
       return;
     }
     log.warn("job {} of {} is lost: {}", job.id, job.submissionId, why);
+    if (job.worker != null) {
+      Health health = health(job.worker);
+      if (health.lost(System.currentTimeMillis())) {
+        log.warn("worker {} ({}) lost {} jobs in a row: quarantined (no jobs until an admin lets it back)",
+            job.worker.id, job.worker.host, health.lossesInARow);
+      }
+      lostOn.put(job.submissionId, health.key);
+    }
     end(job);
     job.caller.runOnContext(v -> job.listener.onLost(why, job.output.tail()));
   }
@@ -329,9 +430,59 @@ public final class WorkerHubVerticle extends VerticleBase {
 
   private enum JobState { WAITING, RUNNING, AWAY, ENDED }
 
+  /**
+   * How one GPU of one machine (a worker token, a host, a device) has done lately: the jobs it lost (its worker
+   * went away with them, or came back without them), how many in a row, whether its worker process came back under
+   * a new id lately (a crash loop), and whether it is quarantined ({@link #QUARANTINE_AFTER} losses in a row: no
+   * jobs until an admin lets it back).
+   */
+  private static final class Health {
+    static final long RECENT_MS = java.time.Duration.ofMinutes(10).toMillis();
+    static final long RESTART_MS = java.time.Duration.ofMinutes(5).toMillis();
+    static final int QUARANTINE_AFTER = 3;
+    final String key;
+    final ArrayDeque<Long> losses = new ArrayDeque<>();
+    int lossesInARow;
+    boolean quarantined;
+    String lastWorkerId;
+    long restartedAt = -1;
+
+    Health(String key) {
+      this.key = key;
+    }
+
+    /** A worker process of this machine's GPU connected for the first time as {@code workerId}. */
+    void started(String workerId, long now) {
+      if (lastWorkerId != null && !lastWorkerId.equals(workerId)) {
+        restartedAt = now;
+      }
+      lastWorkerId = workerId;
+    }
+
+    /** It lost a job; true when that puts it in quarantine. */
+    boolean lost(long now) {
+      losses.add(now);
+      lossesInARow++;
+      boolean newly = !quarantined && lossesInARow >= QUARANTINE_AFTER;
+      quarantined |= newly;
+      return newly;
+    }
+
+    int recentLosses(long now) {
+      while (!losses.isEmpty() && losses.peek() < now - RECENT_MS) {
+        losses.poll();
+      }
+      return losses.size();
+    }
+
+    boolean restartedRecently(long now) {
+      return restartedAt >= 0 && now - restartedAt < RESTART_MS;
+    }
+  }
+
   private static final class Worker {
     final String id;
-    final String tokenUser;
+    final WorkerProtocol.Token token;
     String gpuType;
     String host;
     String device;
@@ -341,9 +492,9 @@ public final class WorkerHubVerticle extends VerticleBase {
     Job job;
     int jobsDone;
 
-    Worker(String id, String tokenUser) {
+    Worker(String id, WorkerProtocol.Token token) {
       this.id = id;
-      this.tokenUser = tokenUser;
+      this.token = token;
     }
   }
 
@@ -359,6 +510,8 @@ public final class WorkerHubVerticle extends VerticleBase {
     final Context caller;
     JobState state = JobState.WAITING;
     Worker worker;
+    /** The id of the worker token it was given to (null until then): only that token may resume it. */
+    String holder;
     boolean killing;
     long lostTimer = -1;
     long killTimer = -1;
@@ -373,6 +526,11 @@ public final class WorkerHubVerticle extends VerticleBase {
       this.lines = new JobLines(consumed);
       this.listener = listener;
       this.caller = caller;
+    }
+
+    /** Its run name: the job id, and once given to a worker, {@code ~} and the holder's token id. */
+    String runName() {
+      return holder == null ? id : id + HOLDER + holder;
     }
   }
 
@@ -411,9 +569,11 @@ public final class WorkerHubVerticle extends VerticleBase {
         if (!waiting.containsKey(resume.gpuType())) {
           throw new IllegalStateException("GPU type " + resume.gpuType() + " is not served by workers");
         }
-        Job job = new Job(resume.runName(), resume.submissionId(), resume.gpuType(), null,
+        String[] name = resume.runName().split(HOLDER, 2);
+        Job job = new Job(name[0], resume.submissionId(), resume.gpuType(), null,
             new AgentOutput.RunOutput(resume.submissionId(), key, config.agent().logTailLines()), resume.lines(),
             listener, caller);
+        job.holder = name.length > 1 ? name[1] : null;
         job.state = JobState.AWAY;
         jobs.put(job.id, job);
         armLost(job);
@@ -457,7 +617,7 @@ public final class WorkerHubVerticle extends VerticleBase {
 
     @Override
     public String runName() {
-      return job.id;
+      return job.runName();
     }
 
     @Override

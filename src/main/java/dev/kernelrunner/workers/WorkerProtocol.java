@@ -12,25 +12,31 @@ public final class WorkerProtocol {
   private WorkerProtocol() {}
 
   /**
+   * The worker token a request came with: its public {@code id}, its {@code user} (the machine it was made for), its
+   * {@code pool} and whether that pool's results may rank ({@code trusted}).
+   */
+  public record Token(String id, String user, String pool, boolean trusted) {}
+
+  /**
    * A worker's job stream opened ({@code connectionId} names it; the hub pushes {@link Push}es to
    * {@code workers.push.<connectionId>}). {@code holding}: the job it still runs from before (a reconnect), or
    * null.
    */
-  public record Connect(String connectionId, String tokenUser, String workerId, String gpuType, String host,
+  public record Connect(String connectionId, Token token, String workerId, String gpuType, String host,
                         String device, String holding) {}
 
   /** A worker's job stream closed. */
   public record Disconnect(String connectionId) {}
 
   /** Lines of a job's agent output, {@code from} being the index of the first (the job's lines count from 0). */
-  public record Lines(String tokenUser, String workerId, String jobId, int from, List<String> lines) {
+  public record Lines(String tokenId, String workerId, String jobId, int from, List<String> lines) {
     public Lines {
       lines = List.copyOf(lines);
     }
   }
 
   /** A job's agent ended with {@code exitCode} after {@code lines} lines; {@code tail}: its last stderr lines. */
-  public record Exit(String tokenUser, String workerId, String jobId, int lines, Integer exitCode,
+  public record Exit(String tokenId, String workerId, String jobId, int lines, Integer exitCode,
                      List<String> tail) {
     public Exit {
       tail = List.copyOf(tail);

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Test;
  * once: one stored end, its events in lifecycle order with nothing after the end but its one verdict, the verdict
  * stored when its result was published pending and one arrived (else recorded as not checked), a GPU slot held
  * exactly while a run is live, a queue place exactly while queued, and, once the world is quiet, nothing held and
- * nothing remembered; and none is put back in line twice. A fixed seed and a random one (printed on failure) run each time.
+ * nothing remembered; and none is put back in line twice. A fixed seed and a random one (printed on failure) run
+ * each time.
  */
 class LifecyclePropertyTest {
   private static final int TRIALS = 3000;

@@ -27,94 +27,94 @@ import org.junit.jupiter.api.Test;
  */
 class LifecycleTest {
   private static final String TABLE = """
-      # phase          status          input                   -> phase/status                effects
-      FOUND            COMPILING       dispatch                -> refused
-      FOUND            COMPILING       moved                   -> refused
-      FOUND            COMPILING       event                   -> refused
-      FOUND            COMPILING       ended                   -> refused
-      FOUND            COMPILING       cancel                  -> refused
-      FOUND            COMPILING       store-failed            -> refused
-      FOUND            COMPILING       unserved                -> refused
-      FOUND            COMPILING       restart                 -> QUEUED/IN_QUEUE             Requeue(tail)
-      FOUND            COMPILING^1     restart                 -> DONE/ERROR                  Store(ERROR) Forget
-      FOUND            IN_QUEUE        restart                 -> QUEUED/IN_QUEUE             Enqueue
-      FOUND            COMPILING       restart:attach          -> RUNNING/COMPILING           TakeSlot Attach
-      FOUND            COMPILING       restart:unserved        -> DONE/ERROR                  Store(ERROR) Forget
-      FOUND            BENCHMARKED     restart:verdict         -> DONE/BENCHMARKED            Store(VERIFIED,VERDICT) Forget
-      QUEUED           IN_QUEUE        dispatch                -> RUNNING/PROVISIONING        TakeSlot Store(PROVISIONING) Start
-      QUEUED           IN_QUEUE        moved                   -> QUEUED/IN_QUEUE             Store(IN_QUEUE)
-      QUEUED           IN_QUEUE        event                   -> refused
-      QUEUED           IN_QUEUE        ended                   -> refused
-      QUEUED           IN_QUEUE        cancel                  -> DONE/CANCELLED              LeaveQueue Store(CANCELLED) Forget
-      QUEUED           IN_QUEUE        store-failed            -> DONE/ERROR                  LeaveQueue Store(ERROR) Forget
-      QUEUED           IN_QUEUE        unserved                -> DONE/ERROR                  LeaveQueue Store(ERROR) Forget
-      QUEUED           IN_QUEUE        restart                 -> refused
-      RUNNING          COMPILING       dispatch                -> refused
-      RUNNING          COMPILING       moved                   -> refused
-      RUNNING          COMPILING       event                   -> RUNNING/CHECKING            Store(CHECKING)
-      RUNNING          BENCHMARKING    event:BENCHMARKED       -> ENDING/BENCHMARKED          Store(BENCHMARKED)
-      RUNNING          BENCHMARKING    event:BENCHMARKED+pending -> AWAITING_VERDICT/BENCHMARKED Store(BENCHMARKED)
-      RUNNING          CHECKING        event:WRONG_ANSWER      -> ENDING/WRONG_ANSWER         Store(WRONG_ANSWER)
-      RUNNING          CHECKING        event:TEST_RESULT       -> RUNNING/CHECKING            Store(TEST_RESULT)
-      RUNNING          CHECKING        event:COMPILING         -> refused
-      RUNNING          COMPILING       event:VERIFIED          -> refused
-      RUNNING          COMPILING       event:CANCELLED         -> refused
-      RUNNING          COMPILING       event:IN_QUEUE          -> refused
-      RUNNING          COMPILING       ended                   -> DONE/ERROR                  Store(ERROR) FreeSlot Forget
-      RUNNING          COMPILING       ended:crashed           -> DONE/RUNTIME_ERROR          Store(RUNTIME_ERROR) FreeSlot Forget
-      RUNNING          COMPILING       ended:failed            -> DONE/COMPILE_ERROR          Store(COMPILE_ERROR) FreeSlot Forget
-      RUNNING          COMPILING       ended:not-started       -> DONE/ERROR                  Store(ERROR) FreeSlot Forget
-      RUNNING          COMPILING       ended:killed            -> DONE/CANCELLED              Store(CANCELLED) FreeSlot Forget
-      RUNNING          COMPILING       ended:timed-out         -> DONE/TIME_LIMIT_EXCEEDED    Store(TIME_LIMIT_EXCEEDED) FreeSlot Forget
-      RUNNING          COMPILING       ended:lost              -> QUEUED/IN_QUEUE             Requeue(head) FreeSlot
-      RUNNING          COMPILING^1     ended:lost              -> DONE/ERROR                  Store(ERROR) FreeSlot Forget
-      RUNNING          COMPILING       cancel                  -> CANCELLING/COMPILING        Kill
-      RUNNING          COMPILING       store-failed            -> ENDING/ERROR                Store(ERROR) Kill
-      RUNNING          COMPILING       unserved                -> refused
-      RUNNING          COMPILING       restart                 -> refused
-      CANCELLING       COMPILING       dispatch                -> refused
-      CANCELLING       COMPILING       moved                   -> refused
-      CANCELLING       COMPILING       event                   -> CANCELLING/CHECKING         Store(CHECKING)
-      CANCELLING       CHECKING        event:WRONG_ANSWER      -> ENDING/WRONG_ANSWER         Store(WRONG_ANSWER)
-      CANCELLING       COMPILING       ended                   -> DONE/CANCELLED              Store(CANCELLED) FreeSlot Forget
-      CANCELLING       COMPILING       ended:lost              -> DONE/CANCELLED              Store(CANCELLED) FreeSlot Forget
-      CANCELLING       COMPILING       ended:timed-out         -> DONE/CANCELLED              Store(CANCELLED) FreeSlot Forget
-      CANCELLING       COMPILING       cancel                  -> CANCELLING/COMPILING        Kill
-      CANCELLING       COMPILING       store-failed            -> ENDING/ERROR                Store(ERROR) Kill
-      CANCELLING       COMPILING       unserved                -> refused
-      CANCELLING       COMPILING       restart                 -> refused
-      AWAITING_VERDICT BENCHMARKED     dispatch                -> refused
-      AWAITING_VERDICT BENCHMARKED     moved                   -> refused
-      AWAITING_VERDICT BENCHMARKED     event                   -> refused
-      AWAITING_VERDICT BENCHMARKED     event:VERIFIED          -> ENDING/BENCHMARKED          Store(VERIFIED,VERDICT)
-      AWAITING_VERDICT BENCHMARKED     ended                   -> DONE/BENCHMARKED            Store(VERIFIED,VERDICT) FreeSlot Forget
-      AWAITING_VERDICT BENCHMARKED     cancel                  -> refused
-      AWAITING_VERDICT BENCHMARKED     store-failed            -> refused
-      AWAITING_VERDICT BENCHMARKED     store-failed:end-lost   -> ENDING/ERROR                Store(ERROR) Kill
-      AWAITING_VERDICT BENCHMARKED     unserved                -> refused
-      AWAITING_VERDICT BENCHMARKED     restart                 -> refused
-      ENDING           WRONG_ANSWER    dispatch                -> refused
-      ENDING           WRONG_ANSWER    moved                   -> refused
-      ENDING           WRONG_ANSWER    event                   -> refused
-      ENDING           BENCHMARKED     event:VERIFIED          -> refused
-      ENDING           WRONG_ANSWER    ended                   -> DONE/WRONG_ANSWER           FreeSlot Forget
-      ENDING           WRONG_ANSWER    ended:lost              -> DONE/WRONG_ANSWER           FreeSlot Forget
-      ENDING           WRONG_ANSWER    cancel                  -> refused
-      ENDING           WRONG_ANSWER    store-failed            -> refused
-      ENDING           WRONG_ANSWER    store-failed:end-lost   -> ENDING/ERROR                Store(ERROR) Kill
-      ENDING           WRONG_ANSWER    unserved                -> refused
-      ENDING           WRONG_ANSWER    restart                 -> refused
-      DONE             WRONG_ANSWER    dispatch                -> refused
-      DONE             WRONG_ANSWER    moved                   -> refused
-      DONE             WRONG_ANSWER    event                   -> refused
-      DONE             BENCHMARKED     event:VERIFIED          -> refused
-      DONE             WRONG_ANSWER    ended                   -> refused
-      DONE             WRONG_ANSWER    cancel                  -> refused
-      DONE             WRONG_ANSWER    store-failed            -> refused
-      DONE             WRONG_ANSWER    store-failed:end-lost   -> DONE/ERROR                  Store(ERROR) Forget
-      DONE             WRONG_ANSWER    unserved                -> refused
-      DONE             WRONG_ANSWER    restart                 -> refused
-      """;
+    # phase          status       input                        phase/status effects
+    FOUND            COMPILING    dispatch                  -> refused
+    FOUND            COMPILING    moved                     -> refused
+    FOUND            COMPILING    event                     -> refused
+    FOUND            COMPILING    ended                     -> refused
+    FOUND            COMPILING    cancel                    -> refused
+    FOUND            COMPILING    store-failed              -> refused
+    FOUND            COMPILING    unserved                  -> refused
+    FOUND            COMPILING    restart                   -> QUEUED/IN_QUEUE              Requeue(tail)
+    FOUND            COMPILING^1  restart                   -> DONE/ERROR                   Store(ERROR) Forget
+    FOUND            IN_QUEUE     restart                   -> QUEUED/IN_QUEUE              Enqueue
+    FOUND            COMPILING    restart:attach            -> RUNNING/COMPILING            TakeSlot Attach
+    FOUND            COMPILING    restart:unserved          -> DONE/ERROR                   Store(ERROR) Forget
+    FOUND            BENCHMARKED  restart:verdict           -> DONE/BENCHMARKED             Store(VERIFIED,VERDICT) Forget
+    QUEUED           IN_QUEUE     dispatch                  -> RUNNING/PROVISIONING         TakeSlot Store(PROVISIONING) Start
+    QUEUED           IN_QUEUE     moved                     -> QUEUED/IN_QUEUE              Store(IN_QUEUE)
+    QUEUED           IN_QUEUE     event                     -> refused
+    QUEUED           IN_QUEUE     ended                     -> refused
+    QUEUED           IN_QUEUE     cancel                    -> DONE/CANCELLED               LeaveQueue Store(CANCELLED) Forget
+    QUEUED           IN_QUEUE     store-failed              -> DONE/ERROR                   LeaveQueue Store(ERROR) Forget
+    QUEUED           IN_QUEUE     unserved                  -> DONE/ERROR                   LeaveQueue Store(ERROR) Forget
+    QUEUED           IN_QUEUE     restart                   -> refused
+    RUNNING          COMPILING    dispatch                  -> refused
+    RUNNING          COMPILING    moved                     -> refused
+    RUNNING          COMPILING    event                     -> RUNNING/CHECKING             Store(CHECKING)
+    RUNNING          BENCHMARKING event:BENCHMARKED         -> ENDING/BENCHMARKED           Store(BENCHMARKED)
+    RUNNING          BENCHMARKING event:BENCHMARKED+pending -> AWAITING_VERDICT/BENCHMARKED Store(BENCHMARKED)
+    RUNNING          CHECKING     event:WRONG_ANSWER        -> ENDING/WRONG_ANSWER          Store(WRONG_ANSWER)
+    RUNNING          CHECKING     event:TEST_RESULT         -> RUNNING/CHECKING             Store(TEST_RESULT)
+    RUNNING          CHECKING     event:COMPILING           -> refused
+    RUNNING          COMPILING    event:VERIFIED            -> refused
+    RUNNING          COMPILING    event:CANCELLED           -> refused
+    RUNNING          COMPILING    event:IN_QUEUE            -> refused
+    RUNNING          COMPILING    ended                     -> DONE/ERROR                   Store(ERROR) FreeSlot Forget
+    RUNNING          COMPILING    ended:crashed             -> DONE/RUNTIME_ERROR           Store(RUNTIME_ERROR) FreeSlot Forget
+    RUNNING          COMPILING    ended:failed              -> DONE/COMPILE_ERROR           Store(COMPILE_ERROR) FreeSlot Forget
+    RUNNING          COMPILING    ended:not-started         -> DONE/ERROR                   Store(ERROR) FreeSlot Forget
+    RUNNING          COMPILING    ended:killed              -> DONE/CANCELLED               Store(CANCELLED) FreeSlot Forget
+    RUNNING          COMPILING    ended:timed-out           -> DONE/TIME_LIMIT_EXCEEDED     Store(TIME_LIMIT_EXCEEDED) FreeSlot Forget
+    RUNNING          COMPILING    ended:lost                -> QUEUED/IN_QUEUE              Requeue(head) FreeSlot
+    RUNNING          COMPILING^1  ended:lost                -> DONE/ERROR                   Store(ERROR) FreeSlot Forget
+    RUNNING          COMPILING    cancel                    -> CANCELLING/COMPILING         Kill
+    RUNNING          COMPILING    store-failed              -> ENDING/ERROR                 Store(ERROR) Kill
+    RUNNING          COMPILING    unserved                  -> refused
+    RUNNING          COMPILING    restart                   -> refused
+    CANCELLING       COMPILING    dispatch                  -> refused
+    CANCELLING       COMPILING    moved                     -> refused
+    CANCELLING       COMPILING    event                     -> CANCELLING/CHECKING          Store(CHECKING)
+    CANCELLING       CHECKING     event:WRONG_ANSWER        -> ENDING/WRONG_ANSWER          Store(WRONG_ANSWER)
+    CANCELLING       COMPILING    ended                     -> DONE/CANCELLED               Store(CANCELLED) FreeSlot Forget
+    CANCELLING       COMPILING    ended:lost                -> DONE/CANCELLED               Store(CANCELLED) FreeSlot Forget
+    CANCELLING       COMPILING    ended:timed-out           -> DONE/CANCELLED               Store(CANCELLED) FreeSlot Forget
+    CANCELLING       COMPILING    cancel                    -> CANCELLING/COMPILING         Kill
+    CANCELLING       COMPILING    store-failed              -> ENDING/ERROR                 Store(ERROR) Kill
+    CANCELLING       COMPILING    unserved                  -> refused
+    CANCELLING       COMPILING    restart                   -> refused
+    AWAITING_VERDICT BENCHMARKED  dispatch                  -> refused
+    AWAITING_VERDICT BENCHMARKED  moved                     -> refused
+    AWAITING_VERDICT BENCHMARKED  event                     -> refused
+    AWAITING_VERDICT BENCHMARKED  event:VERIFIED            -> ENDING/BENCHMARKED           Store(VERIFIED,VERDICT)
+    AWAITING_VERDICT BENCHMARKED  ended                     -> DONE/BENCHMARKED             Store(VERIFIED,VERDICT) FreeSlot Forget
+    AWAITING_VERDICT BENCHMARKED  cancel                    -> refused
+    AWAITING_VERDICT BENCHMARKED  store-failed              -> refused
+    AWAITING_VERDICT BENCHMARKED  store-failed:end-lost     -> ENDING/ERROR                 Store(ERROR) Kill
+    AWAITING_VERDICT BENCHMARKED  unserved                  -> refused
+    AWAITING_VERDICT BENCHMARKED  restart                   -> refused
+    ENDING           WRONG_ANSWER dispatch                  -> refused
+    ENDING           WRONG_ANSWER moved                     -> refused
+    ENDING           WRONG_ANSWER event                     -> refused
+    ENDING           BENCHMARKED  event:VERIFIED            -> refused
+    ENDING           WRONG_ANSWER ended                     -> DONE/WRONG_ANSWER            FreeSlot Forget
+    ENDING           WRONG_ANSWER ended:lost                -> DONE/WRONG_ANSWER            FreeSlot Forget
+    ENDING           WRONG_ANSWER cancel                    -> refused
+    ENDING           WRONG_ANSWER store-failed              -> refused
+    ENDING           WRONG_ANSWER store-failed:end-lost     -> ENDING/ERROR                 Store(ERROR) Kill
+    ENDING           WRONG_ANSWER unserved                  -> refused
+    ENDING           WRONG_ANSWER restart                   -> refused
+    DONE             WRONG_ANSWER dispatch                  -> refused
+    DONE             WRONG_ANSWER moved                     -> refused
+    DONE             WRONG_ANSWER event                     -> refused
+    DONE             BENCHMARKED  event:VERIFIED            -> refused
+    DONE             WRONG_ANSWER ended                     -> refused
+    DONE             WRONG_ANSWER cancel                    -> refused
+    DONE             WRONG_ANSWER store-failed              -> refused
+    DONE             WRONG_ANSWER store-failed:end-lost     -> DONE/ERROR                   Store(ERROR) Forget
+    DONE             WRONG_ANSWER unserved                  -> refused
+    DONE             WRONG_ANSWER restart                   -> refused
+    """;
 
   private static final Lifecycle.Canceller ANN = new Lifecycle.Canceller("ann", "owner");
 

@@ -95,7 +95,8 @@ class TrackerPropertyTest {
       LocalCodec.register(bus, RunOrder.Start.class, RunOrder.Kill.class, RunOrder.Stopped.class,
           RunOrder.Sweep.class, Queues.class, Queues.Asked.class);
       LocalCodec.register(bus, Progress.Event.class, Progress.Exit.class, EventAppend.class,
-          EventAppend.Stored.class, EventWrite.class, LiveFrame.class, EventFrame.class, Cancel.class, Cancel.Outcome.class);
+          EventAppend.Stored.class, EventWrite.class, LiveFrame.class, EventFrame.class, Cancel.class,
+          Cancel.Outcome.class);
       onContext(() -> {
         stubStore();
         stubSupervisor();
