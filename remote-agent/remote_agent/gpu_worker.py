@@ -4,7 +4,7 @@
 
 The token comes from KERNEL_RUNNER_WORKER_TOKEN (or --token, which every user of the machine can read in the
 process list). Each listed GPU is one worker of the service: it holds a job stream open (SSE: ``hello``, ``job``,
-``cancel``, ``drop``, ``replaced``), runs one job at a time, and posts the job's output lines back in order
+``cancel``, ``drop``, ``replaced``, ``revoked``), runs one job at a time, and posts the job's output lines back in order
 (``POST /api/worker/jobs/<id>/lines`` with the index of the first; the answer says how many the service has, so a
 batch sent twice or after a gap is harmless) and then its exit. It keeps every line of the current job until the
 service has its exit, and reconnects with a doubling pause while the service is away, saying which job it holds.
@@ -378,6 +378,11 @@ class Slot:
                     elif event in ("cancel", "drop"):
                         self.stop_job(data.get("job_id"), event == "drop")
                     elif event == "replaced":
+                        break
+                    elif event == "revoked":
+                        log("the service revoked this worker's token; its job is dropped")
+                        if self.job is not None:
+                            self.stop_job(self.job.id, True)
                         break
                     if self.stop.is_set():
                         return

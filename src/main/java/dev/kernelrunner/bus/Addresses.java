@@ -21,6 +21,8 @@ public final class Addresses {
   public static final String WORKERS_EXIT = "workers.exit";
   public static final String WORKERS_LIST = "workers.list";
   public static final String WORKERS_RELEASE = "workers.release";
+  /** Published by the store when tokens are revoked: {@code {"ids": [...]}}. */
+  public static final String TOKENS_REVOKED = "tokens.revoked";
 
   // Active-process registry
   public static final String REGISTRY_REGISTER = "registry.register";

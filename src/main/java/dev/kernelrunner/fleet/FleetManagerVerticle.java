@@ -297,6 +297,8 @@ public class FleetManagerVerticle extends VerticleBase {
       checkedAt = Instant.now();
       status = described.getString("status");
       error = null;
+      // Listed by dstack: it exists now (applied by hand after a dry run wrote its spec).
+      dryRun &= "not_applied".equals(status);
       ready = !dryRun && status != null && !List.of("terminating", "terminated", "failed").contains(status);
       if (dryRun) {
         error = "AMD_FLEET_DRY_RUN is set: the fleet configuration was written to " + configPath
@@ -324,7 +326,7 @@ public class FleetManagerVerticle extends VerticleBase {
       AppConfig.Amd amd = config.amd();
       return new JsonObject().put("name", name).put("gpu_type", type.name()).put("backend", type.backend())
           .put("dstack_backend", amd.backend()).put("gpu", Templates.gpuSpec(amd.gpuType(), amd.gpuMemory()))
-          .put("max_nodes", type.capacity()).put("status", status).put("ready", ready).put("dry_run", dryRun)
+          .put("max_nodes", amd.fleetMaxNodes()).put("status", status).put("ready", ready).put("dry_run", dryRun)
           .put("nodes", nodes.copy()).put("error", error).put("config_path", configPath)
           .put("last_checked", checkedText());
     }

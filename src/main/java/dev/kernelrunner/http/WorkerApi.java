@@ -50,6 +50,10 @@ final class WorkerApi {
     router.post(PREFIX + "jobs/:job/exit").handler(this::exit);
     router.get("/api/admin/workers").handler(ctx -> Bus.request(bus, Addresses.WORKERS_LIST, new JsonObject())
         .onSuccess(list -> ApiError.send(ctx, 200, list)).onFailure(error -> ApiError.fromFailure(ctx, error)));
+    // Lets a quarantined worker's machine have jobs again (admin only, as every /api/admin/ route).
+    router.post("/api/admin/workers/:id/release").handler(ctx -> Bus.request(bus, Addresses.WORKERS_RELEASE,
+            new JsonObject().put("worker_id", ctx.pathParam("id")))
+        .onSuccess(reply -> ApiError.send(ctx, 200, reply)).onFailure(error -> ApiError.fromFailure(ctx, error)));
   }
 
   private void stream(RoutingContext ctx) {
@@ -126,7 +130,7 @@ final class WorkerApi {
       return;
     }
     response.write("event: " + push.event() + "\ndata: " + push.data().encode() + "\n\n");
-    if ("replaced".equals(push.event())) {
+    if ("replaced".equals(push.event()) || "revoked".equals(push.event())) {
       response.end();
       cleanup.run();
     }

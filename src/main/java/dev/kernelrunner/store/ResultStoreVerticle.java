@@ -299,16 +299,25 @@ public class ResultStoreVerticle extends VerticleBase {
     if (id == null) {
       return pool.preparedQuery(TokenSql.REVOKE_USER)
           .execute(Tuple.of(body.getString("user_id"), body.getString("role")))
-          .map(rows -> revoked(new JsonObject().put("revoked", rows.rowCount())));
+          .map(rows -> revoked(rows, new JsonObject().put("revoked", rows.rowCount())));
     }
     return pool.preparedQuery(TokenSql.REVOKE).execute(Tuple.of(id)).compose(rows -> rows.size() == 0
         ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live token " + id))
-        : Future.succeededFuture(revoked(new JsonObject().put("user_id", rows.iterator().next().getString("user_id")))));
+        : Future.succeededFuture(revoked(rows, new JsonObject().put("user_id",
+            rows.iterator().next().getString("user_id")))));
   }
 
-  /** Whoever revoked, the HTTP edge's cache of known tokens holds none of them from now on. */
-  private JsonObject revoked(JsonObject reply) {
+  /**
+   * Whoever revoked, the HTTP edge's cache of known tokens holds none of them from now on, and what is still open
+   * with one (a worker's job stream) is told ({@code tokens.revoked}: their ids).
+   */
+  private JsonObject revoked(RowSet<Row> rows, JsonObject reply) {
     new Revocations(vertx).count();
+    JsonArray ids = new JsonArray();
+    rows.forEach(row -> ids.add(row.getString("id")));
+    if (!ids.isEmpty()) {
+      vertx.eventBus().publish(Addresses.TOKENS_REVOKED, new JsonObject().put("ids", ids));
+    }
     return reply;
   }
 

@@ -33,13 +33,13 @@ final class TokenSql {
   static final String REVOKE = """
       UPDATE api_tokens SET revoked_at = now()
        WHERE left(token_hash, 16) = $1 AND revoked_at IS NULL
-      RETURNING user_id, role""";
+      RETURNING left(token_hash, 16) AS id, user_id, role""";
 
   /** Revokes every live token of user {@code $1} with role {@code $2} (a worker run's: its user is the run). */
   static final String REVOKE_USER = """
       UPDATE api_tokens SET revoked_at = now()
        WHERE user_id = $1 AND role = $2 AND revoked_at IS NULL
-      RETURNING user_id, role""";
+      RETURNING left(token_hash, 16) AS id, user_id, role""";
 
   /** Inserts the first admin token only if there is none yet. */
   static final String INSERT_FIRST_ADMIN = """

@@ -93,7 +93,9 @@ public class WorkerRunsVerticle extends VerticleBase {
               ? WorkerRunsPlan.Worker.IDLE : WorkerRunsPlan.Worker.BUSY);
         }
       }
-      Set<String> alive = active.result().stream().filter(run -> !run.isFinal()).map(RunSnapshot::name)
+      // A run stopping (terminating) is on its way out: never adopted back, never counted as on its way.
+      Set<String> alive = active.result().stream().filter(run -> !run.isFinal() && !"terminating".equals(run.status()))
+          .map(RunSnapshot::name)
           .filter(name -> name != null && names.isWorker(name)).collect(Collectors.toSet());
       alive.stream().filter(name -> !runs.containsKey(name)).forEach(name -> {
         log.info("worker run {} found on dstack: adopted", name);

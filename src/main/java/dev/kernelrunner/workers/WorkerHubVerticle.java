@@ -81,7 +81,9 @@ public final class WorkerHubVerticle extends VerticleBase {
         Bus.serve(bus, Addresses.WORKERS_LINES, this::lines, log),
         Bus.serve(bus, Addresses.WORKERS_EXIT, this::exit, log),
         Bus.<JsonObject>serve(bus, Addresses.WORKERS_LIST, body -> Future.succeededFuture(list()), log),
-        Bus.<JsonObject>serve(bus, Addresses.WORKERS_RELEASE, this::release, log)));
+        Bus.<JsonObject>serve(bus, Addresses.WORKERS_RELEASE, this::release, log),
+        bus.<JsonObject>consumer(Addresses.TOKENS_REVOKED, message -> revoked(message.body().getJsonArray("ids")))
+            .completion()));
   }
 
   // ---- workers
@@ -195,6 +197,28 @@ public final class WorkerHubVerticle extends VerticleBase {
       list.add(entry);
     });
     return new JsonObject().put("workers", list);
+  }
+
+  /**
+   * Tokens were revoked: their workers' streams close now (a stolen token gets nothing more), and a job one of them
+   * ran is lost at once (it is re-queued), not when it would have come back.
+   */
+  private void revoked(JsonArray ids) {
+    for (Worker worker : List.copyOf(workers.values())) {
+      if (!ids.contains(worker.token.id())) {
+        continue;
+      }
+      log.warn("worker {} ({}): its token was revoked; closing its stream", worker.id, worker.host);
+      push(worker.connectionId, "revoked", new JsonObject());
+      Job job = worker.job;
+      if (worker.connectionId != null) {
+        disconnect(worker.connectionId); // first: nothing new is given to it
+      }
+      if (job != null) {
+        lost(job, "its worker's token was revoked");
+      }
+      workers.remove(worker.id);
+    }
   }
 
   /** An admin lets a quarantined worker's machine have jobs again. */

@@ -49,7 +49,8 @@ public final class WorkerProtocol {
   /**
    * Something for one worker's stream: {@code job} (a job to run: {@code job_id}, {@code payload}), {@code cancel}
    * (stop a job: {@code job_id}), {@code drop} (a job it holds is no longer the service's: stop it, send nothing
-   * more), {@code replaced} (a newer stream of the same worker took over: this one closes).
+   * more), {@code replaced} (a newer stream of the same worker took over: this one closes), {@code revoked} (its
+   * token was revoked: the stream closes, and the token is refused from now on).
    */
   public record Push(String event, JsonObject data) {}
 

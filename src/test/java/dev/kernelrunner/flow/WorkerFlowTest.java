@@ -446,8 +446,14 @@ class WorkerFlowTest {
 
     static ScriptedWorker open(int port, String token, String workerId, String gpuType, String holding)
         throws Exception {
+      return open(port, token, workerId, gpuType, holding, "test", "scripted");
+    }
+
+    /** A worker on {@code host}'s GPU {@code device} (a machine's GPU is known by its token, host and device). */
+    static ScriptedWorker open(int port, String token, String workerId, String gpuType, String holding, String host,
+                               String device) throws Exception {
       ScriptedWorker worker = new ScriptedWorker(port, token, workerId);
-      String query = "worker_id=" + workerId + "&gpu_type=" + gpuType + "&host=test&device=scripted"
+      String query = "worker_id=" + workerId + "&gpu_type=" + gpuType + "&host=" + host + "&device=" + device
           + (holding == null ? "" : "&job=" + holding);
       HttpResponse<InputStream> response = worker.http.send(HttpRequest.newBuilder(
               URI.create("http://127.0.0.1:" + port + "/api/worker/stream?" + query))
