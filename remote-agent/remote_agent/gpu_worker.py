@@ -15,9 +15,12 @@ arrives (interpreter up, modules imported) and handed the payload on its stdin.
 Standard library only.
 """
 import argparse
+import base64
 import collections
+import dataclasses
 import ctypes
 import hashlib
+import hmac
 import http.client
 import json
 import os
@@ -39,6 +42,8 @@ from remote_agent import gate, sandbox
 from remote_agent import payload as payload_module
 
 TOKEN_VARIABLE = "KERNEL_RUNNER_WORKER_TOKEN"
+IDENTITY_VARIABLE = "KERNEL_RUNNER_WORKER_IDENTITY"  # the file of this machine's key (see MachineKey)
+PROOF_HEADER = "X-Machine-Proof"
 JOB_LOGS = "KERNEL_RUNNER_JOB_LOGS"  # a folder: each job's whole agent log is kept there (<job id>.log)
 MAX_BATCH_LINES = 500
 MAX_BATCH_BYTES = 1 << 20
@@ -62,11 +67,65 @@ class HttpError(Exception):
         self.body = body
 
 
+@dataclasses.dataclass(frozen=True)
+class MachineKey:
+    """This machine's key: 32 random bytes kept in a file only its owner reads, sent to the service once (enrolling
+    binds the token to it). Each job stream then opens with a proof made with it, so a copy of the token alone, on
+    another machine, opens nothing. The service checks the proof the same way (workers/MachineKey.java; a shared
+    test vector holds them together)."""
+    secret: bytes
+
+    @staticmethod
+    def load(path: "str | None") -> "MachineKey":
+        """The key in ``path``, made there (mode 0600) the first time; without a path, one for this process only."""
+        if not path:
+            return MachineKey(secrets.token_bytes(32))
+        try:
+            with open(path, "rb") as f:
+                secret = f.read()
+            if len(secret) < 32:
+                raise ValueError("the machine key in %s is shorter than 32 bytes" % path)
+            return MachineKey(secret)
+        except FileNotFoundError:
+            pass
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+        secret = secrets.token_bytes(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secret)
+        return MachineKey(secret)
+
+    def base64(self) -> str:
+        return base64.b64encode(self.secret).decode("ascii")
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.secret).hexdigest()[:16]
+
+    def proof(self, worker_id: str, at: int) -> str:
+        message = ("connect\n%s\n%d" % (worker_id, at)).encode("utf-8")
+        return "%d.%s" % (at, hmac.new(self.secret, message, hashlib.sha256).hexdigest())
+
+
+def default_identity() -> "str | None":
+    """Where this machine's key lives: $KERNEL_RUNNER_WORKER_IDENTITY, else root's /var/lib/kernel-runner, else the
+    user's ~/.local/state/kernel-runner; None when none of those can be written (a key for this process only)."""
+    chosen = os.environ.get(IDENTITY_VARIABLE)
+    if chosen:
+        return chosen
+    folder = "/var/lib/kernel-runner" if os.geteuid() == 0 else os.path.join(
+        os.path.expanduser("~"), ".local", "state", "kernel-runner")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return os.path.join(folder, "machine.key") if os.access(folder, os.W_OK) else None
+
+
 class Service:
     """The service's worker API. Posts reuse one kept-alive connection per thread (a job's lines go one batch
     after another); the job stream has a connection of its own."""
 
-    def __init__(self, url, token, worker_id, timeout=30):
+    def __init__(self, url, token, worker_id, timeout=30, machine=None):
         parts = urllib.parse.urlsplit(url.rstrip("/"))
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("--server must be an http(s) URL, got " + url)
@@ -77,6 +136,7 @@ class Service:
         self.token = token
         self.worker_id = worker_id
         self.timeout = timeout
+        self.machine = machine
         self.local = threading.local()
 
     def _connection(self, timeout):
@@ -112,8 +172,10 @@ class Service:
         conn = self._connection(STREAM_READ_TIMEOUT)
         try:
             query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-            conn.request("GET", self.base + "/api/worker/stream?" + query,
-                         headers=dict(self._headers(), Accept="text/event-stream"))
+            headers = dict(self._headers(), Accept="text/event-stream")
+            if self.machine is not None:
+                headers[PROOF_HEADER] = self.machine.proof(self.worker_id, int(time.time()))
+            conn.request("GET", self.base + "/api/worker/stream?" + query, headers=headers)
             response = conn.getresponse()
             if response.status != 200:
                 raise HttpError(response.status, response.read().decode("utf-8", "replace"))
@@ -540,6 +602,30 @@ def orphaned(parent_pid):
     return parent_pid is not None and os.getppid() != parent_pid
 
 
+def enroll(service: Service, machine: MachineKey, stop: threading.Event) -> bool:
+    """Binds the token to this machine's key (the first time; again is harmless), trying again while the service is
+    away; False when the token is bound to another machine."""
+    pause = 0.25
+    while not stop.is_set():
+        try:
+            service.post("/api/worker/enroll", {"machine_key": machine.base64()})
+            log("this machine's key:", machine.fingerprint())
+            return True
+        except HttpError as e:
+            if e.status == 409:
+                log("this token is bound to another machine (this one's key is %s):" % machine.fingerprint(), e.body)
+                return False
+            if e.status in (401, 403, 404):
+                log("enrolling refused:", e)  # the job stream will say why, and wait
+                return True
+            log("enrolling:", e)
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            log("enrolling: the service is not reachable:", e.__class__.__name__, e)
+        stop.wait(pause)
+        pause = min(pause * 2, 10.0)
+    return True
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="remote_agent worker")
     parser.add_argument("--server", required=True, help="the service's URL, e.g. https://kr.example.com")
@@ -548,6 +634,10 @@ def main(argv):
     parser.add_argument("--gpus", default="0", help="comma list of device indexes; one job at a time on each")
     parser.add_argument("--job-command", help="run CMD --payload <file> for each job instead of the agent")
     parser.add_argument("--host", default=socket.gethostname(), help="this machine's name in the service's list")
+    parser.add_argument("--identity", default=default_identity(),
+                        help="the file of this machine's key (made the first time; default: $%s, else "
+                        "/var/lib/kernel-runner/machine.key as root, ~/.local/state/kernel-runner/machine.key "
+                        "otherwise)" % IDENTITY_VARIABLE)
     parser.add_argument("--parent-pid", type=int, help="stop once this process, the service that started this "
                         "worker on its own host, is gone (killed outright, it revokes nothing and stops no one)")
     args = parser.parse_args(argv)
@@ -564,6 +654,11 @@ def main(argv):
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
     signal.signal(signal.SIGINT, lambda *a: stop.set())
+    if not args.identity:
+        log("no place to keep this machine's key (set %s): one for this process only" % IDENTITY_VARIABLE)
+    machine = MachineKey.load(args.identity)
+    if not enroll(Service(args.server, token, "enroll", machine=machine), machine, stop):
+        return 2
     run_id = uuid.uuid4().hex[:8]
     cache_secret = secrets.token_bytes(32)  # one library cache for every slot of this worker
     digest = agent_digest()
@@ -573,7 +668,7 @@ def main(argv):
         env = job_environment(os.environ, gpu, os.path.join(gates, "gpu-" + gpu))
         launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env, cache_secret, digest)
         launchers.append(launcher)
-        service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id))
+        service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id), machine=machine)
         slots.append(Slot(service, args.gpu_type, args.host, device_name(gpu), launcher, stop))
     threads = [threading.Thread(target=slot.run, daemon=True) for slot in slots]
     for thread in threads:

@@ -224,3 +224,38 @@ def _state(pid):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MachineKeys(unittest.TestCase):
+    """The machine key and its proof; the vector is the one workers/MachineKeyTest.java checks the service with."""
+
+    def test_the_proof_is_the_services(self):
+        key = gpu_worker.MachineKey(bytes(range(32)))
+        self.assertEqual("1700000000.f266fc4ffccb6dec9613f2fcde38cb6f4df876091b14ac1551c982d00a34fa90",
+                         key.proof("w-1", 1700000000))
+        self.assertEqual("630dcd2966c43366", key.fingerprint())
+
+    def test_the_key_is_made_once_readable_by_its_owner_only_and_kept(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        path = os.path.join(folder, "state", "machine.key")
+        first = gpu_worker.MachineKey.load(path)
+        self.assertEqual(0o600, os.stat(path).st_mode & 0o777)
+        self.assertEqual(first, gpu_worker.MachineKey.load(path), "the same key at the next start")
+        self.assertNotEqual(first, gpu_worker.MachineKey.load(None), "without a file: one for this process")
+        with open(path, "wb") as f:
+            f.write(b"short")
+        with self.assertRaises(ValueError):
+            gpu_worker.MachineKey.load(path)
+
+    def test_a_token_bound_to_another_machine_stops_the_worker_and_an_away_service_is_waited_for(self):
+        answers = [OSError("refused"), gpu_worker.HttpError(503, "away"), gpu_worker.HttpError(409, "bound")]
+        service = mock.Mock()
+        service.post.side_effect = answers
+        stop = threading.Event()
+        with mock.patch.object(stop, "wait", return_value=False):
+            self.assertFalse(gpu_worker.enroll(service, gpu_worker.MachineKey(bytes(32)), stop))
+        self.assertEqual(3, service.post.call_count)
+        service.post.side_effect = None
+        service.post.return_value = {"fingerprint": "x"}
+        self.assertTrue(gpu_worker.enroll(service, gpu_worker.MachineKey(bytes(32)), stop))

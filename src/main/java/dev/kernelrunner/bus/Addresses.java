@@ -76,6 +76,7 @@ public final class Addresses {
   public static final String STORE_TOKEN_LIST = "store.token.list";
   /** {@code {id}} (404 unless live), or {@code {user_id, role}}: every live token of that user and role. */
   public static final String STORE_TOKEN_REVOKE = "store.token.revoke";
+  public static final String STORE_TOKEN_BIND = "store.token.bind";
   public static final String STORE_TOKEN_BOOTSTRAP_ADMIN = "store.token.bootstrap_admin";
 
   private static final String EVENTS_PREFIX = "submissions.events.";

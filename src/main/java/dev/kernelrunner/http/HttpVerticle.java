@@ -154,6 +154,9 @@ public class HttpVerticle extends VerticleBase {
     router.post("/api/admin/tokens").handler(this::createToken);
     get(router, "/api/admin/tokens").handler(this::listTokens);
     router.delete("/api/admin/tokens/:id").handler(this::revokeToken);
+    router.delete("/api/admin/tokens/:id/machine").handler(ctx -> Bus.request(bus, Addresses.STORE_TOKEN_BIND,
+            new JsonObject().put("id", ctx.pathParam("id")).putNull("machine_key"))
+        .onSuccess(reply -> json(ctx, 200, reply)).onFailure(error -> ApiError.fromFailure(ctx, error)));
     get(router, "/api/problems").handler(ctx -> json(ctx, 200, new JsonObject().put("problems", problems.toJson())));
     get(router, "/api/gpu-types").handler(this::listGpuTypes);
     get(router, "/api/me").handler(ctx -> Bus.request(bus, Addresses.STORE_QUOTA_USAGE,
@@ -320,7 +323,8 @@ public class HttpVerticle extends VerticleBase {
       JsonArray types = user.getJsonArray("gpu_types");
       Principal principal = new Principal(user.getString("user_id"), role, role != Principal.Role.WORKER ? null
           : new Principal.Pool(user.getString("id"), user.getString("pool"),
-              types == null ? null : types.stream().map(String::valueOf).toList(), user.getBoolean("trusted", false)));
+              types == null ? null : types.stream().map(String::valueOf).toList(), user.getBoolean("trusted", false),
+              dev.kernelrunner.workers.MachineKey.parse(user.getString("machine_key"))));
       tokens.put(presented, principal, revocations);
       ctx.put(PRINCIPAL, principal);
       ctx.next();

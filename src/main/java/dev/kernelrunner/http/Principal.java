@@ -5,10 +5,12 @@ record Principal(String userId, Role role, Pool pool) {
 
   /**
    * What a worker token may do: it is {@code tokenId} (its public id), of pool {@code name}, serves
-   * {@code gpuTypes} (null: any type served by connecting workers, never this host's own) and its results rank
-   * only when the pool is {@code trusted}.
+   * {@code gpuTypes} (null: any type served by connecting workers, never this host's own), its results rank only
+   * when the pool is {@code trusted}, and it works only on the machine whose key it is bound to ({@code machine}:
+   * null while unbound).
    */
-  record Pool(String tokenId, String name, java.util.List<String> gpuTypes, boolean trusted) {}
+  record Pool(String tokenId, String name, java.util.List<String> gpuTypes, boolean trusted,
+              dev.kernelrunner.workers.MachineKey machine) {}
 
   Principal(String userId, Role role) {
     this(userId, role, null);

@@ -3,6 +3,7 @@ package dev.kernelrunner.http;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.supervisor.LocalWorkersVerticle;
+import dev.kernelrunner.workers.MachineKey;
 import dev.kernelrunner.workers.WorkerProtocol;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.EventBus;
@@ -30,6 +31,8 @@ final class WorkerApi {
   private static final Pattern JOB_ID = Pattern.compile("[0-9a-f-]{36}\\.[0-9a-f]{8}");
   private static final Pattern LABEL = Pattern.compile("[\\p{Print}]{0,200}");
   private static final int MAX_TAIL_LINES = 200;
+  /** The header of a job stream's machine proof (see {@link MachineKey}). */
+  static final String PROOF = "X-Machine-Proof";
 
   private final Vertx vertx;
   private final EventBus bus;
@@ -46,6 +49,7 @@ final class WorkerApi {
 
   void install(Router router) {
     router.get(PREFIX + "stream").handler(this::stream);
+    router.post(PREFIX + "enroll").handler(this::enroll);
     router.post(PREFIX + "jobs/:job/lines").handler(this::lines);
     router.post(PREFIX + "jobs/:job/exit").handler(this::exit);
     router.get("/api/admin/workers").handler(ctx -> Bus.request(bus, Addresses.WORKERS_LIST, new JsonObject())
@@ -71,6 +75,18 @@ final class WorkerApi {
     if (refused != null) {
       ApiError.send(ctx, 403, new JsonObject().put("error", "out_of_scope").put("message", refused)
           .put("gpu_type", gpuType).put("pool", token(ctx).pool()));
+      return;
+    }
+    Principal.Pool pool = ((Principal) ctx.get(HttpVerticle.PRINCIPAL)).pool();
+    if (pool.machine() != null && !pool.machine().proves(ctx.request().getHeader(PROOF), workerId,
+        System.currentTimeMillis() / 1000)) {
+      ApiError.send(ctx, 401, "machine_proof", "this token is bound to a machine (key " + pool.machine().fingerprint()
+          + "): the stream opens only with that machine's proof (" + PROOF + ")");
+      return;
+    }
+    if (pool.machine() == null && pool.trusted()) {
+      ApiError.send(ctx, 403, "not_enrolled", "a trusted pool's token serves no job before a machine enrolls with it"
+          + " (POST " + PREFIX + "enroll; the worker does at its start)");
       return;
     }
     String connectionId = UUID.randomUUID().toString();
@@ -123,6 +139,27 @@ final class WorkerApi {
           consumer.unregister();
           ApiError.fromFailure(ctx, error);
         });
+  }
+
+  /**
+   * Binds this request's token to the machine key in the body ({@code machine_key}: base64 of 32 bytes or more),
+   * the first time; again with the same key is harmless; another key is refused (409) until an admin frees it.
+   */
+  private void enroll(RoutingContext ctx) {
+    JsonObject body = body(ctx);
+    if (body == null) {
+      return;
+    }
+    MachineKey key = MachineKey.parse(body.getValue("machine_key") instanceof String text ? text : null);
+    if (key == null) {
+      ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("machine_key",
+          "base64 of 32 random bytes or more, kept on the machine")));
+      return;
+    }
+    Bus.request(bus, Addresses.STORE_TOKEN_BIND, new JsonObject().put("id", token(ctx).id())
+            .put("machine_key", key.base64()))
+        .onSuccess(bound -> ApiError.send(ctx, 200, bound.put("fingerprint", key.fingerprint())))
+        .onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
   private static void write(HttpServerResponse response, WorkerProtocol.Push push, Runnable cleanup) {

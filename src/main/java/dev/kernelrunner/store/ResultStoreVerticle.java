@@ -130,6 +130,7 @@ public class ResultStoreVerticle extends VerticleBase {
               consume(Addresses.STORE_TOKEN_LOOKUP, this::lookupToken),
               consume(Addresses.STORE_TOKEN_LIST, this::listTokens),
               consume(Addresses.STORE_TOKEN_REVOKE, this::revokeToken),
+              consume(Addresses.STORE_TOKEN_BIND, this::bindToken),
               consume(Addresses.STORE_TOKEN_BOOTSTRAP_ADMIN, body -> bootstrapAdmin())));
         });
   }
@@ -416,7 +417,35 @@ public class ResultStoreVerticle extends VerticleBase {
       Row row = rows.iterator().next();
       JsonObject token = new JsonObject().put("id", row.getString("id")).put("user_id", row.getString("user_id"))
           .put("role", row.getString("role"));
-      return Future.succeededFuture("worker".equals(row.getString("role")) ? token.mergeIn(TokenSql.pool(row)) : token);
+      return Future.succeededFuture(!"worker".equals(row.getString("role")) ? token
+          : token.mergeIn(TokenSql.pool(row)).put("machine_key", row.getString("machine_key")));
+    });
+  }
+
+  /**
+   * Binds a worker token to a machine key ({@code id}, {@code machine_key}; 409 when bound to another), or with
+   * {@code machine_key} null frees it (404 when no such live worker token). Either way the HTTP edge looks its
+   * tokens up again (its cached ones hold the old binding).
+   */
+  private Future<JsonObject> bindToken(JsonObject body) {
+    String id = body.getString("id");
+    String key = body.getString("machine_key");
+    if (key == null) {
+      return pool.preparedQuery(TokenSql.UNBIND).execute(Tuple.of(id)).compose(rows -> {
+        new Revocations(vertx).count();
+        return rows.size() == 0 ? Future.failedFuture(new CodedException(Failures.NOT_FOUND, "no live worker token " + id))
+            : Future.succeededFuture(new JsonObject().put("id", id).put("machine", (Object) null));
+      });
+    }
+    return pool.preparedQuery(TokenSql.BIND).execute(Tuple.of(id, key)).compose(rows -> {
+      new Revocations(vertx).count();
+      if (rows.size() == 0) {
+        return Future.failedFuture(new CodedException(Failures.CONFLICT,
+            "this token is bound to another machine; an admin can free it (DELETE /api/admin/tokens/" + id
+                + "/machine)"));
+      }
+      return Future.succeededFuture(new JsonObject().put("bound_at",
+          SubmissionSql.text(rows.iterator().next().getOffsetDateTime("machine_bound_at"))));
     });
   }
 

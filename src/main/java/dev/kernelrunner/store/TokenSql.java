@@ -14,8 +14,24 @@ final class TokenSql {
       VALUES ($1, $2, $3, $4, $5, $6, $7)""";
 
   static final String LOOKUP = """
-      SELECT left(token_hash, 16) AS id, user_id, role, pool, gpu_types, trusted
+      SELECT left(token_hash, 16) AS id, user_id, role, pool, gpu_types, trusted, machine_key, machine_bound_at
         FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL""";
+
+  /**
+   * Binds live worker token {@code $1} (its id) to machine key {@code $2}, unless it is bound to another; returns
+   * the token when it is bound to that key now.
+   */
+  static final String BIND = """
+      UPDATE api_tokens SET machine_key = $2, machine_bound_at = COALESCE(machine_bound_at, now())
+       WHERE left(token_hash, 16) = $1 AND role = 'worker' AND revoked_at IS NULL
+         AND (machine_key IS NULL OR machine_key = $2)
+      RETURNING machine_key, machine_bound_at""";
+
+  /** Frees live worker token {@code $1} from its machine (an admin's: the next machine to enroll binds it). */
+  static final String UNBIND = """
+      UPDATE api_tokens SET machine_key = NULL, machine_bound_at = NULL
+       WHERE left(token_hash, 16) = $1 AND role = 'worker' AND revoked_at IS NULL
+      RETURNING left(token_hash, 16) AS id""";
 
   /**
    * Newest first, paged by the unique (created_at, token_hash); a token's public id is the first 16 hex digits
@@ -23,7 +39,7 @@ final class TokenSql {
    */
   static final String LIST = """
       SELECT left(token_hash, 16) AS id, token_hash, user_id, role, created_by, created_at, revoked_at, pool,
-             gpu_types, trusted
+             gpu_types, trusted, machine_key, machine_bound_at
         FROM api_tokens
        WHERE $1::timestamptz IS NULL OR (created_at, token_hash) < ($1, $2)
        ORDER BY created_at DESC, token_hash DESC
@@ -62,11 +78,17 @@ final class TokenSql {
     return tokens;
   }
 
-  /** A worker token's pool as the API shows it: {@code pool}, {@code gpu_types} (null: any), {@code trusted}. */
+  /**
+   * A worker token's pool as the API shows it: {@code pool}, {@code gpu_types} (null: any), {@code trusted}, and the
+   * machine it is bound to ({@code machine}: its key's fingerprint and since when; null while unbound).
+   */
   static JsonObject pool(Row row) {
     String[] types = row.getArrayOfStrings("gpu_types");
+    dev.kernelrunner.workers.MachineKey key = dev.kernelrunner.workers.MachineKey.parse(row.getString("machine_key"));
     return new JsonObject().put("pool", row.getString("pool") == null ? "default" : row.getString("pool"))
         .put("gpu_types", types == null ? null : new JsonArray(java.util.List.of((Object[]) types)))
-        .put("trusted", row.getBoolean("trusted"));
+        .put("trusted", row.getBoolean("trusted"))
+        .put("machine", key == null ? null : new JsonObject().put("fingerprint", key.fingerprint())
+            .put("bound_at", SubmissionSql.text(row.getOffsetDateTime("machine_bound_at"))));
   }
 }

@@ -92,6 +92,10 @@ public class LocalWorkersVerticle extends VerticleBase {
     argv.addAll(List.of("--server", server, "--gpu-type", gpuType, "--host", "local", "--gpus",
         IntStream.range(0, config.local().maxConcurrent()).mapToObj(String::valueOf).collect(Collectors.joining(",")),
         "--parent-pid", String.valueOf(ProcessHandle.current().pid())));
+    if (home != null) {
+      // Their machine key: kept beside them, so that a worker started again proves it is this host's.
+      argv.addAll(List.of("--identity", home.resolve("machine.key").toString()));
+    }
     List<String> agent = config.agent().command();
     if (!String.join(" ", agent).equals(DEFAULT_AGENT)) {
       argv.addAll(List.of("--job-command", String.join(" ", agent.stream().map(LocalWorkersVerticle::quote).toList())));

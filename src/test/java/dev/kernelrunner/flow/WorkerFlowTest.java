@@ -452,13 +452,26 @@ class WorkerFlowTest {
     /** A worker on {@code host}'s GPU {@code device} (a machine's GPU is known by its token, host and device). */
     static ScriptedWorker open(int port, String token, String workerId, String gpuType, String holding, String host,
                                String device) throws Exception {
+      return open(port, token, workerId, gpuType, holding, host, device, null);
+    }
+
+    /**
+     * As above, proving with {@code machine} (a {@link dev.kernelrunner.workers.MachineKey}'s base64; null: no
+     * proof) that it runs on the machine its token is bound to.
+     */
+    static ScriptedWorker open(int port, String token, String workerId, String gpuType, String holding, String host,
+                               String device, String machine) throws Exception {
       ScriptedWorker worker = new ScriptedWorker(port, token, workerId);
       String query = "worker_id=" + workerId + "&gpu_type=" + gpuType + "&host=" + host + "&device=" + device
           + (holding == null ? "" : "&job=" + holding);
-      HttpResponse<InputStream> response = worker.http.send(HttpRequest.newBuilder(
+      HttpRequest.Builder request = HttpRequest.newBuilder(
               URI.create("http://127.0.0.1:" + port + "/api/worker/stream?" + query))
-          .header("Authorization", "Bearer " + token).header("Accept", "text/event-stream").build(),
-          HttpResponse.BodyHandlers.ofInputStream());
+          .header("Authorization", "Bearer " + token).header("Accept", "text/event-stream");
+      if (machine != null) {
+        request.header("X-Machine-Proof", dev.kernelrunner.workers.MachineKey.parse(machine)
+            .proof(workerId, System.currentTimeMillis() / 1000));
+      }
+      HttpResponse<InputStream> response = worker.http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
       worker.status = response.statusCode();
       worker.body = response.body();
       if (worker.status != 200) {

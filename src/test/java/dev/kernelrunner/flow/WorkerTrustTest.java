@@ -142,8 +142,10 @@ class WorkerTrustTest {
   void afterARestartOnlyTheTokenAJobWasGivenToMayTakeItBack() throws Exception {
     String holderToken = token("holder-box", "team", true, null);
     String otherToken = token("other-box", "team", true, null);
+    String holderMachine = enroll(holderToken);
+    String otherMachine = enroll(otherToken);
     String user = service.userToken("uma");
-    ScriptedWorker holder = ScriptedWorker.open(port, holderToken, "holder", GPU, null);
+    ScriptedWorker holder = ScriptedWorker.open(port, holderToken, "holder", GPU, null, "test", "0", holderMachine);
     String id = submit(user, "// agent: ok");
     JsonObject job = holder.next("job");
     String jobId = job.getString("job_id");
@@ -155,11 +157,12 @@ class WorkerTrustTest {
     service.close();
     service = TestService.start(vertx, env(Map.of("WORKER_LOST_SECONDS", "30")), database, dataDir);
 
-    try (ScriptedWorker thief = ScriptedWorker.open(port, otherToken, "thief", GPU, jobId)) {
+    try (ScriptedWorker thief = ScriptedWorker.open(port, otherToken, "thief", GPU, jobId, "t", "0", otherMachine)) {
       assertEquals(403, thief.status, "another token naming the job: " + thief.error);
       assertTrue(thief.error.contains(jobId), thief.error);
     }
-    try (ScriptedWorker back = ScriptedWorker.open(port, holderToken, "holder", GPU, jobId)) {
+    try (ScriptedWorker back = ScriptedWorker.open(port, holderToken, "holder", GPU, jobId, "test", "0",
+        holderMachine)) {
       assertEquals(200, back.status, back.error);
       // From the start, as the real worker does: the service takes what it does not have yet.
       back.lines(jobId, 0, List.of(signed(key, "COMPILING", new JsonObject()),
@@ -175,13 +178,15 @@ class WorkerTrustTest {
   void aCrashLoopingMachineWaitsBehindAHealthyOneAndALostJobGoesElsewhere() throws Exception {
     String flaky = token("flaky-box", "team", true, null);
     String steady = token("steady-box", "team", true, null);
+    String flakyKey = enroll(flaky);
+    String steadyKey = enroll(steady);
     String user = service.userToken("cal");
     // The steady machine has done a job already; the flaky one's worker restarts under a new id (0 jobs done).
-    try (ScriptedWorker healthy = ScriptedWorker.open(port, steady, "steady-1", GPU, null, "steady", "0")) {
+    try (ScriptedWorker healthy = ScriptedWorker.open(port, steady, "steady-1", GPU, null, "steady", "0", steadyKey)) {
       finish(healthy, submit(user, "// agent: ok"), user);
-      ScriptedWorker.open(port, flaky, "flaky-1", GPU, null, "flaky", "0").close();
+      ScriptedWorker.open(port, flaky, "flaky-1", GPU, null, "flaky", "0", flakyKey).close();
       awaitWorkers(1);
-      try (ScriptedWorker again = ScriptedWorker.open(port, flaky, "flaky-2", GPU, null, "flaky", "0")) {
+      try (ScriptedWorker again = ScriptedWorker.open(port, flaky, "flaky-2", GPU, null, "flaky", "0", flakyKey)) {
         awaitWorkers(2);
         JsonObject flakyNow = worker("flaky-2");
         assertTrue(flakyNow.getJsonObject("health").getBoolean("restarted_recently"), flakyNow.encode());
@@ -192,16 +197,59 @@ class WorkerTrustTest {
       }
     }
     // A job lost on a machine goes to another when one is free.
-    try (ScriptedWorker a = ScriptedWorker.open(port, steady, "a-1", GPU, null, "a", "0")) {
+    try (ScriptedWorker a = ScriptedWorker.open(port, steady, "a-1", GPU, null, "a", "0", steadyKey)) {
       String id = submit(user, "// agent: ok");
       assertEquals(id, a.next("job").getString("submission_id"));
       a.close(); // gone: lost after 2 s, re-queued
-      try (ScriptedWorker b = ScriptedWorker.open(port, flaky, "b-1", GPU, null, "b", "0");
-           ScriptedWorker aBack = ScriptedWorker.open(port, steady, "a-2", GPU, null, "a", "0")) {
+      try (ScriptedWorker b = ScriptedWorker.open(port, flaky, "b-1", GPU, null, "b", "0", flakyKey);
+           ScriptedWorker aBack = ScriptedWorker.open(port, steady, "a-2", GPU, null, "a", "0", steadyKey)) {
         awaitWorkers(2);
         assertEquals(id, b.next("job").getString("submission_id"), "the re-queued job went to the other machine");
         assertNull(aBack.poll("job", Duration.ofMillis(300)));
       }
+    }
+  }
+
+  @Test
+  void aTrustedTokenServesOnlyOnTheMachineItIsBoundTo() throws Exception {
+    Response created = service.post("/api/admin/tokens", TestService.ADMIN_TOKEN, new JsonObject()
+        .put("role", "worker").put("user_id", "box").put("pool", "team").put("trusted", true).encode());
+    String token = created.json().getString("token");
+    String tokenId = created.json().getString("id");
+    try (ScriptedWorker early = ScriptedWorker.open(port, token, "w", GPU, null)) {
+      assertEquals(403, early.status, "no job before a machine enrolls: " + early.error);
+      assertEquals("not_enrolled", new JsonObject(early.error).getString("error"));
+    }
+    String mine = newKey();
+    Response enrolled = enroll(token, mine);
+    assertEquals(200, enrolled.status(), enrolled.body());
+    String fingerprint = enrolled.json().getString("fingerprint");
+    assertEquals(200, enroll(token, mine).status(), "enrolling again with the same key is harmless");
+    try (ScriptedWorker worker = ScriptedWorker.open(port, token, "w", GPU, null, "box", "0", mine)) {
+      assertEquals(200, worker.status, worker.error);
+    }
+    // A copy of the token on another machine: it cannot enroll its own key, nor open a stream without the proof.
+    String theirs = newKey();
+    Response stolen = enroll(token, theirs);
+    assertEquals(409, stolen.status(), stolen.body());
+    for (String proof : new String[] {theirs, null}) {
+      try (ScriptedWorker thief = ScriptedWorker.open(port, token, "w", GPU, null, "elsewhere", "0", proof)) {
+        assertEquals(401, thief.status, thief.error);
+        assertTrue(thief.error.contains(fingerprint), thief.error);
+      }
+    }
+    JsonObject listed = service.get("/api/admin/tokens", TestService.ADMIN_TOKEN).json().getJsonArray("tokens")
+        .stream().map(t -> (JsonObject) t).filter(t -> tokenId.equals(t.getString("id"))).findFirst().orElseThrow();
+    assertEquals(fingerprint, listed.getJsonObject("machine").getString("fingerprint"), listed.encode());
+    assertFalse(listed.encode().contains(mine), "the key itself is never shown");
+    // The machine was replaced: an admin frees the token, and the next machine to enroll has it.
+    assertEquals(200, service.delete("/api/admin/tokens/" + tokenId + "/machine", TestService.ADMIN_TOKEN).status());
+    assertEquals(200, enroll(token, theirs).status());
+    try (ScriptedWorker old = ScriptedWorker.open(port, token, "w", GPU, null, "box", "0", mine)) {
+      assertEquals(401, old.status, old.error);
+    }
+    try (ScriptedWorker replaced = ScriptedWorker.open(port, token, "w2", GPU, null, "new-box", "0", theirs)) {
+      assertEquals(200, replaced.status, replaced.error);
     }
   }
 
@@ -233,7 +281,9 @@ class WorkerTrustTest {
 
   /** A worker of {@code host}'s GPU 0 that signs {@code run}'s events again as its job's, 30 times faster. */
   private String forge(String workerToken, String userToken, List<Frame> run, String host) throws Exception {
-    try (ScriptedWorker forger = ScriptedWorker.open(port, workerToken, host + "-forger", GPU, null, host, "0")) {
+    String machine = enroll(workerToken);
+    try (ScriptedWorker forger = ScriptedWorker.open(port, workerToken, host + "-forger", GPU, null, host, "0",
+        machine)) {
       assertEquals(200, forger.status, forger.error);
       String id = submit(userToken, "// anything: the worker decides what it reports");
       JsonObject job = forger.next("job");
@@ -269,6 +319,24 @@ class WorkerTrustTest {
         signed(key, "COMPILE_ERROR", new JsonObject().put("message", "done"))));
     assertTrue(worker.exit(jobId, 2, 1).getBoolean("ended"));
     follow(id, user);
+  }
+
+  /** Enrolls a new machine key with {@code workerToken}; returns the key (base64). */
+  private String enroll(String workerToken) throws Exception {
+    String key = newKey();
+    Response enrolled = enroll(workerToken, key);
+    assertEquals(200, enrolled.status(), enrolled.body());
+    return key;
+  }
+
+  private Response enroll(String workerToken, String key) throws Exception {
+    return service.post("/api/worker/enroll", workerToken, new JsonObject().put("machine_key", key).encode());
+  }
+
+  private static String newKey() {
+    byte[] key = new byte[32];
+    new java.security.SecureRandom().nextBytes(key);
+    return java.util.Base64.getEncoder().encodeToString(key);
   }
 
   /** The users on the H100 board. */

@@ -26,7 +26,8 @@ class OpenApiTest {
         {"GET", "/api/admin/workers"}, {"GET", "/api/problems"}, {"GET", "/api/gpu-types"}, {"GET", "/api/me"},
         {"GET", "/api/fleets"}, {"POST", "/api/admin/fleets/x/ensure"}, {"GET", "/api/leaderboards"},
         {"GET", "/api/leaderboards/x"}, {"GET", "/api/worker/stream"}, {"POST", "/api/worker/jobs/x/lines"},
-        {"POST", "/api/worker/jobs/x/exit"}};
+        {"POST", "/api/worker/jobs/x/exit"}, {"POST", "/api/worker/enroll"},
+        {"DELETE", "/api/admin/tokens/x/machine"}, {"POST", "/api/admin/workers/x/release"}};
     for (String[] route : routes) {
       assertNotNull(contract.findOperation(route[1], io.vertx.core.http.HttpMethod.valueOf(route[0])),
           route[0] + " " + route[1]);
