@@ -199,10 +199,7 @@ public final class WorkerHubVerticle extends VerticleBase {
     return new JsonObject().put("workers", list);
   }
 
-  /**
-   * Tokens were revoked: their workers' streams close now (a stolen token gets nothing more), and a job one of them
-   * ran is lost at once (it is re-queued), not when it would have come back.
-   */
+  /** Tokens were revoked: their workers' streams close now (a stolen token gets nothing more). */
   private void revoked(JsonArray ids) {
     for (Worker worker : List.copyOf(workers.values())) {
       if (!ids.contains(worker.token.id())) {
@@ -210,14 +207,12 @@ public final class WorkerHubVerticle extends VerticleBase {
       }
       log.warn("worker {} ({}): its token was revoked; closing its stream", worker.id, worker.host);
       push(worker.connectionId, "revoked", new JsonObject());
-      Job job = worker.job;
       if (worker.connectionId != null) {
-        disconnect(worker.connectionId); // first: nothing new is given to it
+        // Its job is away from now on, as any job whose worker went: lost (and re-queued) after
+        // WORKER_LOST_SECONDS, since the token can post nothing more. Not at once: the service's own workers'
+        // token is revoked as the service stops, and their jobs are re-queued at the next start instead.
+        disconnect(worker.connectionId);
       }
-      if (job != null) {
-        lost(job, "its worker's token was revoked");
-      }
-      workers.remove(worker.id);
     }
   }
 

@@ -254,7 +254,7 @@ class WorkerTrustTest {
   }
 
   @Test
-  void aRevokedTokensStreamClosesAndItsJobIsRequeued() throws Exception {
+  void aRevokedTokensStreamClosesAndItsJobIsRequeuedOnceItsWorkerCountsAsLost() throws Exception {
     Response created = service.post("/api/admin/tokens", TestService.ADMIN_TOKEN,
         new JsonObject().put("role", "worker").put("user_id", "stolen").encode());
     String stolen = created.json().getString("token");
