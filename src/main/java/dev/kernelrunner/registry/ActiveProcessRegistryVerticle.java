@@ -3,6 +3,7 @@ package dev.kernelrunner.registry;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.model.Cancel;
+import dev.kernelrunner.model.Unfinished;
 import dev.kernelrunner.config.AppConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -57,13 +58,9 @@ public class ActiveProcessRegistryVerticle extends VerticleBase {
 
   /** After a restart no client is connected: stream-created submissions get the grace period to come back. */
   private Future<Void> watchUnwatched() {
-    return Bus.request(bus, Addresses.STORE_SUBMISSION_UNFINISHED, new JsonObject()).map(reply -> {
-      for (Object item : reply.getJsonArray("submissions")) {
-        JsonObject row = (JsonObject) item;
-        if (row.getBoolean("cancel_on_disconnect", false)) {
-          startGrace(row.getString("id"));
-        }
-      }
+    return bus.<Unfinished>request(Addresses.STORE_SUBMISSION_UNFINISHED, new Unfinished.Asked()).map(reply -> {
+      reply.body().submissions().stream().filter(Unfinished.Found::cancelOnDisconnect)
+          .forEach(found -> startGrace(found.id()));
       return null;
     });
   }

@@ -8,6 +8,7 @@ import dev.kernelrunner.bus.Failures.CodedException;
 import dev.kernelrunner.bus.Revocations;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventWrite;
+import dev.kernelrunner.model.Unfinished;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.NewEvent;
@@ -98,10 +99,10 @@ public class ResultStoreVerticle extends VerticleBase {
               consume(Addresses.STORE_SUBMISSION_CREATE, this::createSubmission),
               consume(Addresses.STORE_SUBMISSION_GET, this::getSubmission),
               consume(Addresses.STORE_SUBMISSION_LIST, this::listSubmissions),
-              consume(Addresses.STORE_SUBMISSION_UNFINISHED, body -> pool.query(SubmissionSql.UNFINISHED).execute()
-                  .map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)))),
-              consume(Addresses.STORE_SUBMISSION_VERDICT_PENDING, body -> pool.query(SubmissionSql.VERDICT_PENDING)
-                  .execute().map(rows -> new JsonObject().put("submissions", SubmissionSql.toJson(rows)))),
+              Bus.<Unfinished.Asked>serve(vertx.eventBus(), Addresses.STORE_SUBMISSION_UNFINISHED,
+                  asked -> pool.query(SubmissionSql.UNFINISHED).execute().map(SubmissionSql::found), this::fail),
+              Bus.<Unfinished.Asked>serve(vertx.eventBus(), Addresses.STORE_SUBMISSION_VERDICT_PENDING,
+                  asked -> pool.query(SubmissionSql.VERDICT_PENDING).execute().map(SubmissionSql::found), this::fail),
               consume(Addresses.STORE_SUBMISSION_SET_RUN, this::setRun),
               consume(Addresses.STORE_SUBMISSION_SET_LOG_OFFSET, body -> pool.preparedQuery(SubmissionSql.SET_LOG_OFFSET)
                   .execute(Tuple.of(parseId(body.getString("submission_id")), body.getInteger("log_offset"),

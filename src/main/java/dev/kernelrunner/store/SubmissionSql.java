@@ -1,5 +1,11 @@
 package dev.kernelrunner.store;
 
+import dev.kernelrunner.model.Mode;
+
+import dev.kernelrunner.model.EventType;
+
+import dev.kernelrunner.model.Unfinished;
+
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
@@ -150,6 +156,22 @@ final class SubmissionSql {
       json.put("code", row.getString("code"));
     }
     return json;
+  }
+
+  /** {@link #UNFINISHED}'s or {@link #VERDICT_PENDING}'s rows, as a start needs them. */
+  static Unfinished found(Iterable<Row> rows) {
+    java.util.List<Unfinished.Found> found = new java.util.ArrayList<>();
+    for (Row row : rows) {
+      Integer offset = row.getInteger("log_offset");
+      Integer restarts = row.getInteger("restart_count");
+      found.add(new Unfinished.Found(row.getUUID("id").toString(), row.getString("user_id"),
+          row.getString("gpu_type"), EventType.valueOf(row.getString("status")),
+          Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK),
+          Boolean.TRUE.equals(row.getBoolean("cancel_on_disconnect")), restarts == null ? 0 : restarts,
+          row.getString("backend"), row.getInteger("pid"), row.getString("run_name"), offset == null ? 0 : offset,
+          row.getString("log_position"), row.getString("event_key")));
+    }
+    return new Unfinished(found);
   }
 
   static JsonArray toJson(Iterable<Row> rows) {

@@ -18,6 +18,7 @@ import dev.kernelrunner.model.NewEvent;
 import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Progress;
 import dev.kernelrunner.model.Queues;
+import dev.kernelrunner.model.Unfinished;
 import dev.kernelrunner.store.QuotaUsage;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
@@ -522,33 +523,29 @@ public class SubmissionTrackerVerticle extends VerticleBase {
    * failed the second time; results whose verdict will never come recorded as not checked.
    */
   private Future<Void> reconcile() {
-    return Bus.request(bus, Addresses.STORE_SUBMISSION_UNFINISHED, new JsonObject()).compose(reply -> {
-      List<Future<?>> steps = new ArrayList<>();
-      for (Object item : reply.getJsonArray("submissions")) {
-        steps.add(reconcileOne((JsonObject) item));
-      }
-      return Future.join(steps);
-    }).compose(v -> Bus.request(bus, Addresses.STORE_SUBMISSION_VERDICT_PENDING, new JsonObject())).compose(reply -> {
-      List<Future<?>> verdicts = new ArrayList<>();
-      for (Object item : reply.getJsonArray("submissions")) {
-        JsonObject row = (JsonObject) item;
-        Tracked tracked = found(row, EventType.BENCHMARKED, Mode.BENCHMARK);
-        verdicts.add(apply(tracked, new Lifecycle.RestartFound(null, true, null)));
-      }
-      return Future.join(verdicts);
-    }).compose(v -> {
-      queues.keySet().forEach(gpuType -> {
-        dispatch(gpuType);
-        updatePositions(gpuType); // the re-queued learn where they stand even when nothing could start
-      });
-      return Future.<Void>succeededFuture();
-    });
+    return ask(Addresses.STORE_SUBMISSION_UNFINISHED).compose(unfinished -> Future.join(unfinished.submissions()
+            .stream().map(this::reconcileOne).toList()))
+        .compose(v -> ask(Addresses.STORE_SUBMISSION_VERDICT_PENDING))
+        .compose(pending -> Future.join(pending.submissions().stream()
+            .map(found -> apply(found(found, EventType.BENCHMARKED, Mode.BENCHMARK),
+                new Lifecycle.RestartFound(null, true, null)))
+            .toList()))
+        .compose(v -> {
+          queues.keySet().forEach(gpuType -> {
+            dispatch(gpuType);
+            updatePositions(gpuType); // the re-queued learn where they stand even when nothing could start
+          });
+          return Future.<Void>succeededFuture();
+        });
   }
 
-  private Future<?> reconcileOne(JsonObject row) {
-    String id = row.getString("id");
-    Tracked tracked = found(row, EventType.valueOf(row.getString("status")),
-        Mode.parse(row.getString("mode")).orElse(Mode.BENCHMARK));
+  private Future<Unfinished> ask(String address) {
+    return bus.<Unfinished>request(address, new Unfinished.Asked()).map(Message::body);
+  }
+
+  private Future<?> reconcileOne(Unfinished.Found row) {
+    String id = row.id();
+    Tracked tracked = found(row, row.status(), row.mode());
     active.put(id, tracked);
     if (!queues.containsKey(tracked.gpuType)) {
       return apply(tracked, new Lifecycle.RestartFound("GPU type " + tracked.gpuType
@@ -560,24 +557,24 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     // A dstack run, or a worker's job, goes on without us; not a job of this host's own workers, which the service
     // stopped, and their jobs with them, when it stopped.
     boolean ownWorkers = config.local().viaWorkers() && config.local().gpuTypes().contains(tracked.gpuType);
-    boolean outlives = AppConfig.DSTACK_BACKEND.equals(row.getString("backend"))
-        || AppConfig.WORKER_BACKEND.equals(row.getString("backend")) && !ownWorkers;
-    if (outlives && row.getString("run_name") != null) {
-      return apply(tracked, new Lifecycle.RestartFound(null, false, new RunOrder.Attach(row.getString("backend"),
-          new Backend.Resume(id, row.getString("run_name"), row.getInteger("log_offset", 0),
-              row.getString("log_position"), row.getString("event_key"), tracked.state.mode(), tracked.gpuType))));
+    boolean outlives = AppConfig.DSTACK_BACKEND.equals(row.backend())
+        || AppConfig.WORKER_BACKEND.equals(row.backend()) && !ownWorkers;
+    if (outlives && row.runName() != null) {
+      return apply(tracked, new Lifecycle.RestartFound(null, false, new RunOrder.Attach(row.backend(),
+          new Backend.Resume(id, row.runName(), row.logOffset(), row.logPosition(), row.eventKey(),
+              tracked.state.mode(), tracked.gpuType))));
     }
-    Future<?> reaped = row.getInteger("pid") == null ? Future.succeededFuture()
-        : bus.request(Addresses.SUPERVISOR_REAP, new RunOrder.Reap(id, row.getInteger("pid"))).otherwise(error -> {
+    Future<?> reaped = row.pid() == null ? Future.succeededFuture()
+        : bus.request(Addresses.SUPERVISOR_REAP, new RunOrder.Reap(id, row.pid())).otherwise(error -> {
               log.warn("could not reap the old process of {}: {}", id, error.toString());
               return null;
             });
     return reaped.compose(v -> apply(tracked, new Lifecycle.RestartFound(null, false, null)));
   }
 
-  private Tracked found(JsonObject row, EventType status, Mode mode) {
-    Tracked tracked = new Tracked(row.getString("id"), row.getString("user_id"), row.getString("gpu_type"),
-        Lifecycle.State.found(status, mode, row.getInteger("restart_count", 0)), config.database().eventWriteRetry());
+  private Tracked found(Unfinished.Found row, EventType status, Mode mode) {
+    Tracked tracked = new Tracked(row.id(), row.userId(), row.gpuType(),
+        Lifecycle.State.found(status, mode, row.restartCount()), config.database().eventWriteRetry());
     tracked.lastPosition = -1;
     return tracked;
   }

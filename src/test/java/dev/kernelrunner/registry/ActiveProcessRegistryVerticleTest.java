@@ -6,9 +6,9 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.LocalCodec;
 import dev.kernelrunner.config.ConfigLoader;
 import dev.kernelrunner.model.Cancel;
+import dev.kernelrunner.model.Unfinished;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 import java.util.Map;
@@ -29,13 +29,14 @@ class ActiveProcessRegistryVerticleTest {
   @BeforeEach
   void deploy() throws Exception {
     vertx = Vertx.vertx();
-    LocalCodec.register(vertx.eventBus(), Cancel.class, Cancel.Outcome.class);
+    LocalCodec.register(vertx.eventBus(), Cancel.class, Cancel.Outcome.class, Unfinished.class,
+        Unfinished.Asked.class);
     vertx.eventBus().<Cancel>consumer(Addresses.TRACKER_CANCEL, message -> {
       askedTracker.add(message.body());
       message.reply(new Cancel.Outcome(Cancel.Kind.TAKEN, "CANCELLED"));
     });
-    vertx.eventBus().<JsonObject>consumer(Addresses.STORE_SUBMISSION_UNFINISHED,
-        message -> message.reply(new JsonObject().put("submissions", new JsonArray())));
+    vertx.eventBus().<Unfinished.Asked>consumer(Addresses.STORE_SUBMISSION_UNFINISHED,
+        message -> message.reply(new Unfinished(List.of())));
     vertx.deployVerticle(new ActiveProcessRegistryVerticle(ConfigLoader.load(Map.of("DISCONNECT_GRACE_SECONDS", "1")),
         new SimpleMeterRegistry())).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
   }

@@ -15,6 +15,7 @@ import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.EventWrite;
+import dev.kernelrunner.model.Unfinished;
 import dev.kernelrunner.model.NewEvent;
 import dev.kernelrunner.support.TestDatabase;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -55,7 +56,7 @@ class ResultStoreVerticleTest {
     databaseUrl = TestDatabase.freshDatabase();
     // As App registers them: these bodies travel as they are.
     LocalCodec.register(vertx.eventBus(), EventAppend.class, EventAppend.Stored.class, EventWrite.class,
-        EventFrame.class);
+        EventFrame.class, Unfinished.class, Unfinished.Asked.class);
     vertx.deployVerticle(new ResultStoreVerticle(databaseUrl, 4, new SimpleMeterRegistry()))
         .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
   }
@@ -340,8 +341,8 @@ class ResultStoreVerticleTest {
   }
 
   private List<String> ids(String address) throws Exception {
-    return ask(address, new JsonObject(), JsonObject.class).getJsonArray("submissions").stream()
-        .map(s -> ((JsonObject) s).getString("id")).toList();
+    return ask(address, new Unfinished.Asked(), Unfinished.class).submissions().stream()
+        .map(Unfinished.Found::id).toList();
   }
 
   private List<JsonObject> eventsAfter(String id, int afterSeq) throws Exception {

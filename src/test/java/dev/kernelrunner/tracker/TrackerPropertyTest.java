@@ -20,6 +20,7 @@ import dev.kernelrunner.model.NewEvent;
 import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Progress;
 import dev.kernelrunner.model.Queues;
+import dev.kernelrunner.model.Unfinished;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -96,7 +97,7 @@ class TrackerPropertyTest {
           RunOrder.Sweep.class, Queues.class, Queues.Asked.class);
       LocalCodec.register(bus, Progress.Event.class, Progress.Exit.class, EventAppend.class,
           EventAppend.Stored.class, EventWrite.class, LiveFrame.class, EventFrame.class, Cancel.class,
-          Cancel.Outcome.class);
+          Cancel.Outcome.class, Unfinished.class, Unfinished.Asked.class);
       onContext(() -> {
         stubStore();
         stubSupervisor();
@@ -189,10 +190,10 @@ class TrackerPropertyTest {
         verdictPending.put(id, false);
         message.reply(store(id, EventType.VERIFIED, message.body().event().fields()));
       }));
-      bus.<JsonObject>consumer(Addresses.STORE_SUBMISSION_UNFINISHED,
-          message -> message.reply(new JsonObject().put("submissions", new io.vertx.core.json.JsonArray())));
-      bus.<JsonObject>consumer(Addresses.STORE_SUBMISSION_VERDICT_PENDING,
-          message -> message.reply(new JsonObject().put("submissions", new io.vertx.core.json.JsonArray())));
+      bus.<Unfinished.Asked>consumer(Addresses.STORE_SUBMISSION_UNFINISHED,
+          message -> message.reply(new Unfinished(List.of())));
+      bus.<Unfinished.Asked>consumer(Addresses.STORE_SUBMISSION_VERDICT_PENDING,
+          message -> message.reply(new Unfinished(List.of())));
     }
 
     private EventFrame store(String id, EventType type, JsonObject fields) {
