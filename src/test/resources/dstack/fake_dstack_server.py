@@ -445,11 +445,23 @@ def parse_time(text):
     return moment
 
 
+def version_before(version, than):
+    """Whether dstack version text ``version`` is older than ``than`` (a dev build, 0.0.0, is never older)."""
+    parse = lambda v: tuple(int(p) for p in re.findall(r"\d+", v)[:3])
+    return parse(version) != (0, 0, 0) and parse(version) < parse(than)
+
+
 # ---- routes
 
 def get_info(body, k):
     only(body, set(), ["body"])
     return {"server_version": k["server_version"]}
+
+
+def project_get(body, k):
+    """server/routers/projects.py:124-131: the project (a subset of core/models/projects.py Project)."""
+    return {"project_id": "00000000-0000-0000-0000-000000000001", "project_name": "main", "owner":
+            {"username": "admin"}, "created_at": iso(now()), "backends": [], "members": [], "is_public": False}
 
 
 def get_archive_by_hash(body, k):
@@ -602,6 +614,7 @@ def fleet_apply(body, k):
 
 ROUTES = {
     "/api/server/get_info": get_info,
+    "/api/project/main/get": project_get,
     "/api/files/get_archive_by_hash": get_archive_by_hash,
     "/api/runs/list": runs_list,
     "/api/project/main/runs/apply": run_apply,
@@ -669,8 +682,18 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path
         requests_seen.append({"path": path, "version": self.headers.get("X-API-VERSION")})
         auth = self.headers.get("Authorization", "")
-        if auth != "Bearer " + k["token"]:
+        # server/get_info has no auth dependency (server/routers/server.py:13-19): any token, or none, gets it.
+        if auth != "Bearer " + k["token"] and path != "/api/server/get_info":
             return self.answer(403, {"detail": {"msg": "Invalid token", "code": None}})  # utils/routers.py:130-135
+        if re.match(r"^/api/project/[^/]+/", path) and not path.startswith("/api/project/main/"):
+            # ProjectMemberOrPublicAccess / ProjectMember (security/permissions.py:142-144): no such project
+            return self.answer(404, {"detail": [{"msg": "Not found", "code": None}]})  # utils/routers.py:117-121
+        if version_before(k["server_version"], "0.19.33") and path.endswith("/runs/apply"):
+            spec = (json.loads(raw or b"{}").get("plan") or {}).get("run_spec") or {}
+            if "ssh_key_pub" not in spec:
+                # core/models/runs.py:464-469 at 0.19.32: ssh_key_pub is a required field up to that version
+                return self.answer(422, {"detail": [{"type": "missing", "loc": ["body", "plan", "run_spec",
+                                                                              "ssh_key_pub"], "msg": "Field required"}]})
         try:
             if path.startswith("/api/"):
                 check_version(self.headers.get("X-API-VERSION"), k["server_version"])

@@ -32,8 +32,12 @@ public final class DstackApi {
    * (server/routers/runs.py:46-49).
    */
   static final Version CLIENT_VERSION = Version.parse("0.20.0");
-  /** File archives in run specs (core/models/runs.py {@code file_archives}) and the modern working directory. */
-  static final Version MIN_SERVER_VERSION = Version.parse("0.19.27");
+  /**
+   * File archives in run specs (core/models/runs.py {@code file_archives}, 0.19.27) and a run spec without
+   * {@code ssh_key_pub}, which this client never sends: required up to 0.19.32 (core/models/runs.py:464-469 at that
+   * tag), optional from 0.19.33.
+   */
+  static final Version MIN_SERVER_VERSION = Version.parse("0.19.33");
   /** logs/poll takes at most 1000 events a page (server/schemas/logs.py:17). */
   static final int LOG_PAGE = 1000;
 
@@ -92,6 +96,16 @@ public final class DstackApi {
       apiVersion = parsed == null || parsed.compareTo(CLIENT_VERSION) >= 0 ? CLIENT_VERSION.toString() : version;
       return Future.succeededFuture(version == null ? "unknown" : version);
     });
+  }
+
+  /**
+   * Whether the token is one of the server's and may use the project: {@code project/<name>/get}
+   * (server/routers/projects.py:124-131, {@code ProjectMemberOrPublicAccess}, security/permissions.py:123-157: 403
+   * "Invalid token", 404 "Not found" for no such project, 403 "Access denied" for a project the user is not in).
+   * {@code server/get_info} cannot tell: it takes no token at all (server/routers/server.py:13-19).
+   */
+  public Future<Void> projectAccess() {
+    return call("project/get", projectPath("get"), new JsonObject(), true).mapEmpty();
   }
 
   /**

@@ -235,7 +235,10 @@ public class FleetManagerVerticle extends VerticleBase {
             : Future.failedFuture(state.getString("error")));
   }
 
-  /** {@code server/get_info}: UP with the version, or DOWN saying why (unreachable, token refused, too old). */
+  /**
+   * {@code server/get_info}, then {@code project/<name>/get}: UP with the version, or DOWN saying why (unreachable,
+   * too old, token refused, no such project or not a member of it).
+   */
   private Future<JsonObject> checkServer() {
     if (api == null) {
       serverHealth = new JsonObject().put("status", "DOWN").put("error", notConfigured());
@@ -245,7 +248,8 @@ public class FleetManagerVerticle extends VerticleBase {
     if (serverCheck != null) {
       return serverCheck;
     }
-    serverCheck = api.serverVersion()
+    // The version, then the token and the project: get_info alone would pass a wrong token.
+    serverCheck = api.serverVersion().compose(version -> api.projectAccess().map(version))
         .map(version -> new JsonObject().put("status", "UP").put("version", version).put("server", api.serverUrl())
             .put("project", api.project()))
         .recover(error -> Future.succeededFuture(new JsonObject().put("status", "DOWN").put("server", api.serverUrl())

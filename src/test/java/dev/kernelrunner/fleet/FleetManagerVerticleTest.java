@@ -396,10 +396,10 @@ class FleetManagerVerticleTest {
     FakeDstack fake = fake(new JsonObject().put("server_version", "0.19.10"));
     deploy(fake);
     assertUnavailable(refusal(Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", "MI300X")),
-        "version 0.19.10", "needs 0.19.27 or newer");
+        "version 0.19.10", "needs 0.19.33 or newer");
     JsonObject server = health().getJsonObject("dstack");
     assertEquals("DOWN", server.getString("status"));
-    assertTrue(server.getString("error").contains("needs 0.19.27"), server.encode());
+    assertTrue(server.getString("error").contains("needs 0.19.33"), server.encode());
     assertEquals(0, calls(fake, "fleets/get"));
   }
 

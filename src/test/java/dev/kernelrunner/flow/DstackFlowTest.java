@@ -313,12 +313,20 @@ class DstackFlowTest {
       assertTrue(ready.json().getJsonObject("checks").getJsonObject("dstack").getString("error")
           .contains("DSTACK_TOKEN"), ready.body());
     }
-    // A server too old for this client; then one older than our client version: we speak its version.
-    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("server_version", "0.19.10"));
+    // A project the token's user cannot use (here: none of that name): named too, not taken for a working server.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject());
+         TestService service = start(vertx, fake, Map.of("DSTACK_PROJECT", "nosuch"))) {
+      Response refused = service.post("/api/submissions", service.userToken("ada"), mi300x("// agent: ok").encode());
+      assertEquals(503, refused.status(), refused.body());
+      assertTrue(refused.json().getString("message").contains("Not found"), refused.body());
+    }
+    // A server too old for this client (0.19.32 still requires ssh_key_pub in every run spec, which we never send);
+    // then one older than our client version: we speak its version.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("server_version", "0.19.32"));
          TestService service = start(vertx, fake, Map.of())) {
       Response tooOld = service.post("/api/submissions", service.userToken("ada"), mi300x("// agent: ok").encode());
       assertEquals(503, tooOld.status(), tooOld.body());
-      assertTrue(tooOld.json().getString("message").contains("needs 0.19.27"), tooOld.body());
+      assertTrue(tooOld.json().getString("message").contains("needs 0.19.33"), tooOld.body());
       fake.configure(new JsonObject().put("server_version", "0.19.40"));
       Thread.sleep(2100); // a server found unusable is asked again after 2 s
       String id = submit(service, service.userToken("bob"), "// agent: ok");
