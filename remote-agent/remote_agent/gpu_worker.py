@@ -90,10 +90,17 @@ class MachineKey:
             pass
         os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
         secret = secrets.token_bytes(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        partial = "%s.%d.tmp" % (path, os.getpid())
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(secret)
-        return MachineKey(secret)
+        try:
+            os.link(partial, path)  # whole or not at all; a worker starting beside this one may have won
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(partial)
+        return MachineKey.load(path)
 
     def base64(self) -> str:
         return base64.b64encode(self.secret).decode("ascii")

@@ -595,11 +595,27 @@ def check_fleet_spec(spec, loc):
         raise ClientError("Backend fleet configuration does not support the following fields: ['env']")
 
 
+# What a cloud fleet may change in place (services/fleets.py:1251-1276, _check_can_update_fleet_configuration).
+FLEET_IN_PLACE = {"nodes", "reservation", "tags", "resources", "backends", "regions", "availability_zones",
+                  "instance_types", "spot_policy", "max_price"}
+
+
+def fleet_changes(current, new):
+    """The configuration fields that differ (services/fleets.py:1231-1240 diff_models), in place or not."""
+    a, b = current["configuration"], new["configuration"]
+    return sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
+
+
 def fleet_plan(body, k):
     only(body, {"spec"}, ["body"])
     check_fleet_spec(body["spec"], ["body", "spec"])
+    current = fleets.get(body["spec"]["configuration"].get("name"))
+    # services/fleets.py:440-452: an existing fleet it can update is an UPDATE, else a CREATE (a re-create)
+    action = "update" if current is not None and set(fleet_changes(current["spec"], body["spec"])) <= FLEET_IN_PLACE \
+        else "create"
     return {"project_name": "main", "user": "admin", "spec": body["spec"], "effective_spec": body["spec"],
-            "current_resource": None, "offers": [], "total_offers": 0, "max_offer_price": None, "action": "create"}
+            "current_resource": fleet_json(current) if current else None, "offers": [], "total_offers": 0,
+            "max_offer_price": None, "action": action}
 
 
 def fleet_apply(body, k):
@@ -608,8 +624,20 @@ def fleet_apply(body, k):
     spec = body["plan"]["spec"]
     check_fleet_spec(spec, ["body", "plan", "spec"])
     name = spec["configuration"]["name"]
-    fleets[name] = {"id": str(uuid.uuid4()), "name": name, "spec": spec, "created_at": iso(now()), "instances": []}
-    return fleet_json(fleets[name])
+    current = fleets.get(name)
+    if current is None:  # services/fleets.py:579-590: created
+        fleets[name] = {"id": str(uuid.uuid4()), "name": name, "spec": spec, "created_at": iso(now()),
+                        "instances": []}
+        return fleet_json(fleets[name])
+    seen = body["plan"].get("current_resource")
+    if not body.get("force") and (seen is None or seen.get("id") != current["id"] or seen.get("spec") != current["spec"]):
+        # services/fleets.py:1134-1144 (_update_fleet without force)
+        raise ClientError("Failed to apply plan. Resource has been changed. Try again or use force apply.")
+    changed = fleet_changes(current["spec"], spec)
+    if not set(changed) <= FLEET_IN_PLACE:  # services/fleets.py:1231-1240
+        raise ClientError("Failed to update fields %s. Can only update %s." % (changed, sorted(FLEET_IN_PLACE)))
+    current["spec"] = spec  # services/fleets.py:1148: updated in place, same id
+    return fleet_json(current)
 
 
 ROUTES = {

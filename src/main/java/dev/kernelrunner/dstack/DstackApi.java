@@ -211,6 +211,18 @@ public final class DstackApi {
             .put("force", false), true));
   }
 
+  /**
+   * Updates an existing fleet in place: {@code fleets/get_plan}, then {@code fleets/apply} with the fleet as it was
+   * ({@code current}, from fleets/get) as {@code current_resource} and no force, so that dstack refuses the update if
+   * the fleet changed meanwhile (server/services/fleets.py:1134-1144).
+   */
+  public Future<JsonObject> updateFleet(JsonObject spec, JsonObject current) {
+    return call("fleets/get_plan", projectPath("fleets/get_plan"), new JsonObject().put("spec", spec), true)
+        .compose(plan -> call("fleets/apply", projectPath("fleets/apply"), new JsonObject()
+            .put("plan", new JsonObject().put("spec", spec).put("current_resource", current))
+            .put("force", false), true));
+  }
+
   // ---- plumbing
 
   private String projectPath(String call) {

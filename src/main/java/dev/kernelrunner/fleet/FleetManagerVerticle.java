@@ -153,6 +153,7 @@ public class FleetManagerVerticle extends VerticleBase {
       return Future.failedFuture(notConfigured());
     }
     Future<JsonObject> outcome = serverVersionChecked().compose(v -> api.getFleet(fleet.name))
+        .compose(described -> keepInStep(fleet, described))
         .recover(error -> error instanceof DstackError e && e.kind() == DstackError.Kind.NOT_FOUND
             ? create(fleet) : Future.failedFuture(error))
         .map(described -> {
@@ -168,6 +169,37 @@ public class FleetManagerVerticle extends VerticleBase {
         .andThen(ar -> checking.remove(fleet.name));
     checking.put(fleet.name, outcome);
     return outcome;
+  }
+
+  /**
+   * An existing fleet whose {@code nodes.max} or {@code spot_policy} differ from AMD_FLEET_MAX_NODES or
+   * AMD_SPOT_POLICY is updated in place, as {@code dstack apply} does (fleets/get_plan, then fleets/apply with the
+   * fleet as it is as {@code current_resource}: server/services/fleets.py:1134-1148; both fields may change in place,
+   * fleets.py:1251-1276): its configuration as dstack stores it, with those two fields changed. Otherwise surplus
+   * runs fail "Fleet is at capacity" (pipeline_tasks/jobs_submitted.py:660-668) for good.
+   */
+  private Future<JsonObject> keepInStep(Fleet fleet, JsonObject described) {
+    JsonObject spec = described.getJsonObject("spec", new JsonObject());
+    JsonObject conf = spec.getJsonObject("configuration", new JsonObject());
+    JsonObject nodes = conf.getValue("nodes") instanceof JsonObject n ? n : new JsonObject();
+    int maxNodes = config.amd().fleetMaxNodes();
+    String spot = config.amd().spotPolicy();
+    boolean nodesDiffer = !Integer.valueOf(maxNodes).equals(nodes.getInteger("max"));
+    boolean spotDiffers = spot != null && conf.containsKey("spot_policy") && !spot.equals(conf.getString("spot_policy"));
+    if (!nodesDiffer && !spotDiffers || config.amd().fleetDryRun()) {
+      return Future.succeededFuture(described);
+    }
+    JsonObject updated = spec.copy();
+    JsonObject updatedConf = updated.getJsonObject("configuration");
+    updatedConf.put("nodes", nodes.copy().put("max", maxNodes).put("min", Math.min(nodes.getInteger("min", 0),
+        maxNodes)));
+    if (spotDiffers) {
+      updatedConf.put("spot_policy", spot);
+    }
+    log.info("fleet {}: updating it in place to the settings (nodes.max {} -> {}, spot_policy {} -> {})", fleet.name,
+        nodes.getInteger("max"), maxNodes, conf.getString("spot_policy"), spotDiffers ? spot : conf.getString(
+            "spot_policy"));
+    return api.updateFleet(updated, described).compose(v -> api.getFleet(fleet.name));
   }
 
   /** Writes the fleet spec; applies it unless this is a dry run. */

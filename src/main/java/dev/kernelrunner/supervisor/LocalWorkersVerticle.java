@@ -87,7 +87,9 @@ public class LocalWorkersVerticle extends VerticleBase {
   List<String> argv(String gpuType) {
     List<String> argv = new ArrayList<>(List.of(config.local().workerCommand().trim().split("\\s+")));
     String host = config.http().host();
-    String server = "http://" + ("0.0.0.0".equals(host) || "::".equals(host) ? "127.0.0.1" : host) + ":"
+    String reach = "0.0.0.0".equals(host) || "::".equals(host) ? "127.0.0.1" : host;
+    // An IPv6 address goes in brackets (RFC 3986 3.2.2): http://::1:8080 has no host to a URL parser.
+    String server = "http://" + (reach.contains(":") && !reach.startsWith("[") ? "[" + reach + "]" : reach) + ":"
         + port.getAsInt();
     argv.addAll(List.of("--server", server, "--gpu-type", gpuType, "--host", "local", "--gpus",
         IntStream.range(0, config.local().maxConcurrent()).mapToObj(String::valueOf).collect(Collectors.joining(",")),
@@ -127,7 +129,9 @@ public class LocalWorkersVerticle extends VerticleBase {
         }
       });
     } catch (Exception e) {
+      // As a worker that ended at once: tried again, and after FAILING such starts its type's queue is failed.
       log.error("local worker for {} did not start: {}", gpuType, e.toString());
+      vertx.runOnContext(v -> exited(gpuType, -1, Duration.ZERO));
     }
   }
 

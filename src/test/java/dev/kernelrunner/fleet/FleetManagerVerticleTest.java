@@ -1,6 +1,7 @@
 package dev.kernelrunner.fleet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -185,6 +186,34 @@ class FleetManagerVerticleTest {
   }
 
   // ---- fleet.ensure
+
+  /**
+   * Issue 29: raising AMD_FLEET_MAX_NODES (or changing AMD_SPOT_POLICY) updates the fleet dstack has, in place (the
+   * same fleet, through fleets/apply with it as current_resource), as dstack apply does; surplus runs would
+   * otherwise fail "Fleet is at capacity" for good. Fields dstack cannot change in place are left as they are.
+   */
+  @Test
+  void aFleetMadeWithOtherLimitsIsUpdatedInPlaceToTheSettings() throws Exception {
+    FakeDstack fake = fake(new JsonObject());
+    deploy(config(fake, Map.of("AMD_FLEET_MAX_NODES", "2")));
+    ask(Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", "MI300X"));
+    String id = dstackFleet(fake).getString("id");
+    vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    vertx = io.vertx.core.Vertx.vertx();
+    deploy(config(fake, Map.of("AMD_FLEET_MAX_NODES", "5", "AMD_FLEET_IDLE_DURATION", "1h")));
+    JsonObject fleet = ask(Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", "MI300X"));
+    assertEquals(true, fleet.getBoolean("ready"), fleet.encode());
+    JsonObject onDstack = dstackFleet(fake);
+    assertEquals(id, onDstack.getString("id"), "the same fleet, updated in place");
+    JsonObject conf = onDstack.getJsonObject("spec").getJsonObject("configuration");
+    assertEquals(5, conf.getJsonObject("nodes").getInteger("max"), conf.encode());
+    assertEquals(2, calls(fake, "fleets/apply"), "created once, updated once");
+    assertNotEquals("1h", String.valueOf(conf.getValue("idle_duration")),
+        "idle_duration cannot change in place (server/services/fleets.py:1251-1276): left as it was");
+    // In step now: nothing more is applied.
+    ask(Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", "MI300X").put("force", true));
+    assertEquals(2, calls(fake, "fleets/apply"));
+  }
 
   @Test
   void ensureCreatesAMissingFleetOnceForConcurrentCallersFromTheTemplateAndTheAmdSettings() throws Exception {
