@@ -24,6 +24,12 @@ public final class TarArchive {
   private static final int BLOCK = 512;
   /** Never sent with the agent: Python's caches. */
   private static final Set<String> SKIPPED = Set.of("__pycache__", ".pytest_cache");
+  /**
+   * Top-level folders of the agent that a run never uses: its self-test (the device scripts, kept with their
+   * evidence under docs/) and its tests. dstack keeps every archive it is sent (server/services/files.py has no
+   * delete) and takes 2 MiB a request by default (server/settings.py:190, routers/files.py:53-64).
+   */
+  private static final Set<String> NOT_SHIPPED = Set.of("selftest", "tests");
 
   private TarArchive() {}
 
@@ -66,6 +72,9 @@ public final class TarArchive {
   }
 
   private static boolean skipped(Path relative) {
+    if (NOT_SHIPPED.contains(relative.getName(0).toString())) {
+      return true;
+    }
     for (Path part : relative) {
       if (SKIPPED.contains(part.toString()) || part.toString().endsWith(".pyc")) {
         return true;
