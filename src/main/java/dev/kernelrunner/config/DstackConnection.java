@@ -10,11 +10,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Where the dstack server is, found as dstack's own tools find it: {@code DSTACK_SERVER_URL} and
- * {@code DSTACK_TOKEN} with {@code DSTACK_PROJECT} (dstack's {@code Client.from_config}, api/_public/__init__.py:51-82,
- * needs all three), else the project named by {@code DSTACK_PROJECT}, or the default one, in
+ * Where the dstack server is, found as dstack's own tools find it (core/services/api_client.py:14-41,
+ * {@code get_api_client}): {@code DSTACK_SERVER_URL} and {@code DSTACK_TOKEN} with {@code DSTACK_PROJECT} (all three
+ * needed, lines 18-25); else the project named by {@code DSTACK_PROJECT}, or the default one, in
  * {@code ~/.dstack/config.yml} ({@code projects: [{name, url, token, default}]}, core/models/config.py:8-29,
- * read by core/services/configs/__init__.py:44-51). All null when neither says: dstack is not configured.
+ * read by core/services/configs/__init__.py:44-51), whose token {@code DSTACK_TOKEN} overrides when set (lines 37-39);
+ * a {@code DSTACK_SERVER_URL} without {@code DSTACK_TOKEN} and no such project is an error (lines 29-33). All null
+ * when neither says: dstack is not configured.
  */
 record DstackConnection(String url, String token, String project, String source) {
   static final String ENVIRONMENT = "DSTACK_SERVER_URL, DSTACK_TOKEN and DSTACK_PROJECT";
@@ -23,10 +25,10 @@ record DstackConnection(String url, String token, String project, String source)
     String url = blankToNull(env.get("DSTACK_SERVER_URL"));
     String token = blankToNull(env.get("DSTACK_TOKEN"));
     String project = blankToNull(env.get("DSTACK_PROJECT"));
-    if (url != null || token != null) {
-      if (url == null || token == null || project == null) {
-        problems.add("dstack: DSTACK_SERVER_URL, DSTACK_TOKEN and DSTACK_PROJECT go together (set all three, or "
-            + "none and use ~/.dstack/config.yml)");
+    if (url != null && token != null) {
+      if (project == null) {
+        problems.add("dstack: DSTACK_SERVER_URL and DSTACK_TOKEN are set, but the project is not: set "
+            + "DSTACK_PROJECT (DSTACK_SERVER_URL, DSTACK_TOKEN and DSTACK_PROJECT go together)");
         return none();
       }
       return checked(new DstackConnection(url, token, project, ENVIRONMENT), problems);
@@ -34,6 +36,13 @@ record DstackConnection(String url, String token, String project, String source)
     String home = env.getOrDefault("HOME", System.getProperty("user.home"));
     Path file = Path.of(home, ".dstack", "config.yml");
     if (!Files.isRegularFile(file)) {
+      if (url != null) {
+        problems.add("dstack: DSTACK_SERVER_URL is set, but DSTACK_TOKEN is not (DSTACK_SERVER_URL, DSTACK_TOKEN and "
+            + "DSTACK_PROJECT go together, or use ~/.dstack/config.yml)");
+      } else if (token != null) {
+        problems.add("dstack: DSTACK_TOKEN is set, but there is no " + file + " whose server it would be for (set "
+            + "DSTACK_SERVER_URL and DSTACK_PROJECT too)");
+      }
       return none();
     }
     JsonNode root;
@@ -47,8 +56,10 @@ record DstackConnection(String url, String token, String project, String source)
       boolean chosen = project != null ? project.equals(entry.path("name").asText(null))
           : entry.path("default").asBoolean(false);
       if (chosen) {
-        return checked(new DstackConnection(entry.path("url").asText(null), entry.path("token").asText(null),
-            entry.path("name").asText(null), file.toString()), problems);
+        // DSTACK_TOKEN overrides the configured token (api_client.py:37-39)
+        String chosenToken = token != null ? token : entry.path("token").asText(null);
+        return checked(new DstackConnection(entry.path("url").asText(null), chosenToken,
+            entry.path("name").asText(null), token != null ? file + " with DSTACK_TOKEN" : file.toString()), problems);
       }
     }
     problems.add("dstack: " + file + " has " + (project != null ? "no project named " + project

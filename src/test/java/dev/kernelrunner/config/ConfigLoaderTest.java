@@ -184,6 +184,13 @@ class ConfigLoaderTest {
     ConfigException missing = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
         "HOME", home.toString(), "DSTACK_PROJECT", "zzz")));
     assertTrue(missing.getMessage().contains("no project named zzz"), missing.getMessage());
+    // DSTACK_TOKEN alone overrides the config file's token, as dstack's own client does (api_client.py:37-39).
+    AppConfig override = ConfigLoader.load(Map.of("HOME", home.toString(), "DSTACK_TOKEN", "tx"));
+    assertEquals(List.of("http://b:3000", "tx", "b"), List.of(override.dstack().serverUrl(), override.dstack().token(),
+        override.dstack().project()));
+    ConfigException noProject = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
+        "HOME", home.toString(), "DSTACK_SERVER_URL", "https://d.example", "DSTACK_TOKEN", "t")));
+    assertTrue(noProject.getMessage().contains("DSTACK_PROJECT"), noProject.getMessage());
   }
 
   private static void assertNamesEach(ConfigException error, String... names) {
