@@ -1,5 +1,6 @@
 package dev.kernelrunner.supervisor;
 
+import dev.kernelrunner.backend.ShellWords;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.config.AppConfig;
@@ -100,7 +101,7 @@ public class LocalWorkersVerticle extends VerticleBase {
     }
     List<String> agent = config.agent().command();
     if (!String.join(" ", agent).equals(DEFAULT_AGENT)) {
-      argv.addAll(List.of("--job-command", String.join(" ", agent.stream().map(LocalWorkersVerticle::quote).toList())));
+      argv.addAll(List.of("--job-command", String.join(" ", agent.stream().map(ShellWords::quote).toList())));
     }
     return argv;
   }
@@ -205,8 +206,4 @@ public class LocalWorkersVerticle extends VerticleBase {
             .otherwise(error -> null));
   }
 
-  /** One word for the worker's shlex.split: plain, or in single quotes. */
-  static String quote(String word) {
-    return word.matches("[A-Za-z0-9_./:=@%+,-]+") ? word : "'" + word.replace("'", "'\"'\"'") + "'";
-  }
 }

@@ -1,5 +1,6 @@
 package dev.kernelrunner.workerruns;
 
+import dev.kernelrunner.backend.ShellWords;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.config.AppConfig;
@@ -152,8 +153,10 @@ public class WorkerRunsVerticle extends VerticleBase {
     JsonObject task = Templates.task(taskTemplate, config.amd(), runName,
         new JsonObject().put("KERNEL_RUNNER_WORKER_TOKEN", token));
     task.remove("max_duration"); // a worker lives until it is stopped
+    // dstack runs the commands in /bin/sh -i -c: every word we add is quoted (a URL may hold '&', ';' or spaces).
     task.put("commands", new JsonArray().add("cd remote-agent").add(config.dstackWorkers().command()
-        + " --server " + config.dstackWorkers().publicUrl() + " --gpu-type " + gpuType + " --host " + runName));
+        + " --server " + ShellWords.quote(config.dstackWorkers().publicUrl()) + " --gpu-type "
+        + ShellWords.quote(gpuType) + " --host " + ShellWords.quote(runName)));
     return new JsonObject().put("run_name", runName).put("configuration", task)
         .put("file_archives", new JsonArray().add(new JsonObject().put("id", agentArchive).put("path", "remote-agent")));
   }
