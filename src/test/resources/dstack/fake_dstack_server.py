@@ -52,8 +52,10 @@ KNOBS = {
     "max_duration_seconds": None,     # overrides the task's max_duration
     "cost_usd": None,                 # a finished run's cost as dstack reports it (default: price x running time)
     "ignore_stop": False,             # runs/stop is accepted but the container is not signalled (abort still is)
+    "other_users": {},                # token -> username: more members of the project (their runs are theirs)
 }
 lock = threading.RLock()
+caller = threading.local()  # the user of the request being served (.user)
 runs = {}       # run name -> Run
 fleets = {}     # fleet name -> dict
 archives = {}   # hash -> {"id", "hash", "blob"}
@@ -503,7 +505,7 @@ def run_apply(body, k):
     if name in runs and runs[name].status not in ("done", "failed", "terminated"):
         raise ClientError("Run %s is active" % name)
     spec = dict(spec, run_name=name)
-    run = Run(spec)
+    run = Run(spec, caller.user)
     runs[name] = run
     ever_runs.append(name)
     return run.to_json()
@@ -535,11 +537,41 @@ def run_stop(body, k):
 
 
 def runs_list(body, k):
+    """server/services/runs/__init__.py:181-330 (list_user_runs, list_projects_run_models)."""
     only(body, {"project_name", "repo_id", "username", "only_active", "include_jobs", "job_submissions_limit",
                 "prev_submitted_at", "prev_run_id", "limit", "ascending"}, ["body"])
-    found = [r.to_json() for r in runs.values()
-             if not body.get("only_active") or r.status not in ("done", "failed", "terminated")]
-    return found[:body.get("limit", 100)]
+    username = body.get("username")
+    if username is not None and username not in users(k):
+        raise ClientError("User not found", "resource_not_exists")  # lines 198-201
+    ascending = body.get("ascending", False)
+    chosen = [r for r in runs.values()
+              if (not body.get("only_active") or r.status not in ("done", "failed", "terminated"))
+              and (username is None or r.user == username)]
+    prev_at = parse_time(body.get("prev_submitted_at")) if body.get("prev_submitted_at") else None
+    prev_id = body.get("prev_run_id")
+    if prev_at is not None:  # lines 300-323: the page after (submitted_at, id)
+        if ascending:
+            chosen = [r for r in chosen if r.submitted_at > prev_at
+                      or (prev_id is not None and r.submitted_at == prev_at and r.id < prev_id)]
+        else:
+            chosen = [r for r in chosen if r.submitted_at < prev_at
+                      or (prev_id is not None and r.submitted_at == prev_at and r.id > prev_id)]
+    # lines 324-326: newest first by default (submitted_at desc, id asc); ascending: submitted_at asc, id desc
+    chosen.sort(key=lambda r: r.id, reverse=ascending)
+    chosen.sort(key=lambda r: r.submitted_at, reverse=not ascending)
+    return [r.to_json() for r in chosen[:body.get("limit", 100)]]
+
+
+def users(k):
+    """The project's members: "admin" (the knob "token") and the knob "other_users"."""
+    return {"admin"} | set(k["other_users"].values())
+
+
+def get_my_user(body, k):
+    """server/routers/users.py:63-71 (UserWithCreds, core/models/users.py): the token's user."""
+    return {"id": "00000000-0000-0000-0000-00000000000a", "username": caller.user, "global_role": "admin",
+            "email": None, "active": True, "created_at": iso(now()), "permissions": {"can_create_projects": True},
+            "ssh_public_key": None, "creds": {"token": k["token"]}}
 
 
 def logs_poll(body, k):
@@ -642,6 +674,7 @@ def fleet_apply(body, k):
 
 ROUTES = {
     "/api/server/get_info": get_info,
+    "/api/users/get_my_user": get_my_user,
     "/api/project/main/get": project_get,
     "/api/files/get_archive_by_hash": get_archive_by_hash,
     "/api/runs/list": runs_list,
@@ -710,8 +743,10 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path
         requests_seen.append({"path": path, "version": self.headers.get("X-API-VERSION")})
         auth = self.headers.get("Authorization", "")
+        presented = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        caller.user = "admin" if presented == k["token"] else k["other_users"].get(presented)
         # server/get_info has no auth dependency (server/routers/server.py:13-19): any token, or none, gets it.
-        if auth != "Bearer " + k["token"] and path != "/api/server/get_info":
+        if caller.user is None and path != "/api/server/get_info":
             return self.answer(403, {"detail": {"msg": "Invalid token", "code": None}})  # utils/routers.py:130-135
         if re.match(r"^/api/project/[^/]+/", path) and not path.startswith("/api/project/main/"):
             # ProjectMemberOrPublicAccess / ProjectMember (security/permissions.py:142-144): no such project

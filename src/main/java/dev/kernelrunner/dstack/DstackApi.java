@@ -49,6 +49,8 @@ public final class DstackApi {
   private volatile String apiVersion;
   /** The server-version check that versioned calls wait for; null until asked, or after it failed. */
   private Future<String> versionCheck;
+  /** This service's dstack user, once known (see {@link #username}). */
+  private volatile String username;
 
   /** The API of the configured server; null when no server is configured. */
   public static DstackApi ifConfigured(Vertx vertx, AppConfig.Dstack settings, MeterRegistry meters) {
@@ -165,21 +167,41 @@ public final class DstackApi {
         .put("abort", abort), true).mapEmpty();
   }
 
-  /** The project's unfinished runs ({@code runs/list}, schemas/runs.py:13-35; pages of at most 100). */
+  /**
+   * The unfinished runs this service's dstack user made in the project ({@code runs/list} with {@code username},
+   * schemas/runs.py:13-35, services/runs/__init__.py:181-330; newest first, pages of at most 100): never another
+   * member's, whatever their names.
+   */
   public Future<List<RunSnapshot>> activeRuns() {
-    return activeRuns(new ArrayList<>(), null);
+    return username().compose(user -> activeRuns(user, new ArrayList<>(), null));
   }
 
-  private Future<List<RunSnapshot>> activeRuns(List<RunSnapshot> found, JsonObject last) {
-    JsonObject body = new JsonObject().put("project_name", settings.project()).put("only_active", true)
-        .put("limit", 100).put("job_submissions_limit", 1);
+  /** This service's dstack user ({@code users/get_my_user}, server/routers/users.py:63-71), asked once. */
+  private Future<String> username() {
+    if (username != null) {
+      return Future.succeededFuture(username);
+    }
+    return call("users/get_my_user", "/api/users/get_my_user", new JsonObject(), true).compose(user -> {
+      String name = user.getString("username");
+      if (name == null) {
+        return Future.failedFuture(new DstackError(DstackError.Kind.REJECTED, 200,
+            "users/get_my_user gave no username"));
+      }
+      username = name;
+      return Future.succeededFuture(name);
+    });
+  }
+
+  private Future<List<RunSnapshot>> activeRuns(String user, List<RunSnapshot> found, JsonObject last) {
+    JsonObject body = new JsonObject().put("project_name", settings.project()).put("username", user)
+        .put("only_active", true).put("limit", 100).put("job_submissions_limit", 1);
     if (last != null) {
       body.put("prev_submitted_at", last.getString("submitted_at")).put("prev_run_id", last.getString("id"));
     }
     return callArray("runs/list", "/api/runs/list", body).compose(page -> {
       page.forEach(run -> found.add(RunSnapshot.of((JsonObject) run)));
       return page.size() < 100 ? Future.succeededFuture(found)
-          : activeRuns(found, page.getJsonObject(page.size() - 1));
+          : activeRuns(user, found, page.getJsonObject(page.size() - 1));
     });
   }
 

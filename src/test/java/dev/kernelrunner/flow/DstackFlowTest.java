@@ -419,13 +419,16 @@ class DstackFlowTest {
       awaitAgentStarted(first, ending);
       String endingRun = first.submission(ending).getString("run_name");
       first.stop();
-      // An orphan of this service's naming, and someone else's run that must be left alone.
+      // An orphan of this service's naming, someone else's run that must be left alone, and one of this service's
+      // naming made by another member of the project (its user is not ours: never ours to stop).
       String orphan = "kr-" + "0".repeat(32) + "-zzz";
-      for (String name : List.of(orphan, "someone-else")) {
+      String theirs = "kr-" + "0".repeat(32) + "-yyy";
+      fake.configure(new JsonObject().put("cut_random", true).put("other_users", new JsonObject().put("bobs-token", "bob")));
+      for (String name : List.of(orphan, "someone-else", theirs)) {
         JsonObject task = new JsonObject().put("type", "task").put("name", name).put("commands", List.of("sleep 300"));
         assertEquals(200, fake.api("/api/project/main/runs/apply", new JsonObject().put("plan", new JsonObject()
-            .put("run_spec", new JsonObject().put("run_name", name).put("configuration", task))).put("force", false))
-            .statusCode());
+            .put("run_spec", new JsonObject().put("run_name", name).put("configuration", task))).put("force", false),
+            name.equals(theirs) ? "bobs-token" : FakeDstack.TOKEN).statusCode());
       }
       long deadline = System.nanoTime() + WAIT.toNanos();
       while (!"done".equals(runStatus(fake, endingRun)) && System.nanoTime() < deadline) {
@@ -449,7 +452,8 @@ class DstackFlowTest {
         }
         assertEquals("terminated", runStatus(fake, orphan), "the orphan was stopped");
         assertEquals("running", runStatus(fake, "someone-else"), "another service's run is left alone");
-        fake.api("/api/project/main/runs/stop", new JsonObject().put("runs_names", List.of("someone-else"))
+        assertEquals("running", runStatus(fake, theirs), "another member's run is left alone, whatever its name");
+        fake.api("/api/project/main/runs/stop", new JsonObject().put("runs_names", List.of("someone-else", theirs))
             .put("abort", true));
         fake.assertNothingRunning(WAIT);
       }

@@ -78,7 +78,13 @@ public final class FakeDstack implements AutoCloseable {
 
   /** A call to the server's API as any client would make it. */
   public HttpResponse<String> api(String path, JsonObject body) throws IOException, InterruptedException {
-    return http.send(HttpRequest.newBuilder(URI.create(url() + path)).header("Authorization", "Bearer " + TOKEN)
+    return api(path, body, TOKEN);
+  }
+
+  /** As above, as the user of {@code token} (the knob "other_users" names more). */
+  public HttpResponse<String> api(String path, JsonObject body, String token)
+      throws IOException, InterruptedException {
+    return http.send(HttpRequest.newBuilder(URI.create(url() + path)).header("Authorization", "Bearer " + token)
         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body.encode())).build(),
         HttpResponse.BodyHandlers.ofString());
   }

@@ -380,7 +380,7 @@ class WorkerRunsVerticleTest {
     assertEquals(List.of(), tokenCreates, "a tick that could not list the runs starts none");
     assertEquals(List.of(), ensures);
     assertEquals(0, everRuns(fake).size());
-    assertTrue(calls(fake, "runs/list") >= 3, "each tick asked dstack again (get_info takes no token: it answers)");
+    assertTrue(calls(fake, "users/get_my_user") >= 3, "each tick asked dstack again (for its user, then its runs)");
 
     fake.configure(new JsonObject()); // the token put right
     awaitTrue("a run is started", () -> tokenCreates.size() == 1 && everRuns(fake).size() == 1);
