@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,6 +36,8 @@ TOKEN = "bench-" + uuid.uuid4().hex
 
 class Hub:
     def __init__(self):
+        self.machine = None  # the worker's machine key, once it enrolled
+        self.proofs = 0  # job streams opened with a valid proof
         self.jobs = queue.Queue()
         self.lock = threading.Lock()
         self.runs = {}  # job id -> {"key", "lines", "times", "exit", "done"}
@@ -70,6 +73,18 @@ class StandIn(http.server.BaseHTTPRequestHandler):
         if self.headers.get("Authorization") != "Bearer " + TOKEN:
             self.send_error(401)
             return
+        # The stream opens only with the enrolled machine's proof (WorkerApi.stream, workers/MachineKey.java).
+        worker_id = dict(part.split("=", 1) for part in self.path.split("?", 1)[1].split("&")).get("worker_id", "")
+        proof = self.headers.get("X-Machine-Proof", "")
+        at = proof.split(".", 1)[0]
+        expected = None
+        if HUB.machine is not None and at.isdigit():
+            message = ("connect\n%s\n%s" % (urllib.parse.unquote(worker_id), at)).encode()
+            expected = at + "." + hmac.new(HUB.machine, message, hashlib.sha256).hexdigest()
+        if expected is None or not hmac.compare_digest(expected, proof) or abs(time.time() - int(at)) > 300:
+            self.send_error(401)
+            return
+        HUB.proofs += 1
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
@@ -90,6 +105,17 @@ class StandIn(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         now = time.monotonic()
+        if self.path == "/api/worker/enroll":  # the first machine key binds the token (WorkerApi.enroll)
+            key = base64.b64decode(body["machine_key"])
+            with HUB.lock:
+                if HUB.machine is None:
+                    HUB.machine = key
+                same = HUB.machine == key
+            if not same:
+                self.send_error(409)
+                return
+            self._reply({"fingerprint": hashlib.sha256(key).hexdigest()[:16]})
+            return
         job_id = self.path.split("/")[4]
         with HUB.lock:
             run = HUB.runs[job_id]
@@ -224,7 +250,9 @@ def main():
         worker.terminate()
         worker.wait(30)
     result = {"count": COUNT, "fresh": summary("fresh", rows["fresh"]), "cached": summary("cached", rows["cached"]),
-              "runs": rows, "cases": cases}
+              "runs": rows, "cases": cases,
+              "machine": {"enrolled": HUB.machine is not None, "streams_with_proof": HUB.proofs}}
+    print("machine key enrolled: %s; job streams opened with its proof: %d" % (HUB.machine is not None, HUB.proofs))
     if cases:
         print("%d of %d adversarial cases through the worker as expected" % (sum(c["ok"] for c in cases), len(cases)))
     with open(os.path.join(OUT, "worker-bench.json"), "w") as f:
