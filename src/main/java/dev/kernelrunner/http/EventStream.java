@@ -149,6 +149,7 @@ final class EventStream {
     }
     if (seq <= lastSeq) {
       if (ends) {
+        sawTerminal = true; // it has ended: no grace, no cancel when this stream goes
         end(); // the client has it already (or said so: a Last-Event-ID past the end): the stream ends with it
       }
       return;
@@ -156,7 +157,7 @@ final class EventStream {
     lastSeq = seq;
     response.write(text.get());
     meters.eventsSent.increment();
-    if (type.isTerminal(mode)) {
+    if (type.isTerminal(mode) || ends) { // a VERIFIED ends a stream whose BENCHMARKED this one never sent
       sawTerminal = true;
     }
     awaitingVerdict = type.isTerminal(mode) && !ends; // a BENCHMARKED whose times are being cross-checked

@@ -354,7 +354,8 @@ public class HttpVerticle extends VerticleBase {
    * could take other users' jobs, code and inputs). Checked before any body is read.
    */
   private static void rolesApart(RoutingContext ctx) {
-    boolean workerApi = ctx.request().path().startsWith(WorkerApi.PREFIX);
+    // The path the router matches (dot segments removed: /api/worker/../submissions is /api/submissions).
+    boolean workerApi = ctx.normalizedPath().startsWith(WorkerApi.PREFIX);
     if (workerApi != principal(ctx).worker()) {
       ApiError.send(ctx, 403, "forbidden", workerApi ? "the worker API takes worker tokens only"
           : "a worker token can only be used by a worker (" + WorkerApi.PREFIX + ")");
