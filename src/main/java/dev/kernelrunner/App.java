@@ -15,6 +15,7 @@ import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventWrite;
+import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.model.Unfinished;
 import dev.kernelrunner.model.LiveFrame;
 import dev.kernelrunner.model.ProfileReport;
@@ -70,7 +71,8 @@ public final class App {
     Map<String, GpuType> served = config.gpuTypes();
     Logs.carrySubmissionIds(vertx.eventBus());
     LocalCodec.register(vertx.eventBus(), Progress.Event.class, Progress.Exit.class, EventAppend.class,
-        EventAppend.Stored.class, EventWrite.class, Unfinished.class, Unfinished.Asked.class, LiveFrame.class, EventFrame.class, ProfileReport.class,
+        EventAppend.Stored.class, EventWrite.class, Unfinished.class, Unfinished.Asked.class,
+        NewSubmission.class, NewSubmission.Created.class, LiveFrame.class, EventFrame.class, ProfileReport.class,
         WorkerProtocol.Connect.class, WorkerProtocol.Disconnect.class, WorkerProtocol.Lines.class,
         WorkerProtocol.Exit.class, WorkerProtocol.Consumed.class, WorkerProtocol.Push.class, Cancel.class,
         Cancel.Outcome.class, RunOrder.Start.class, RunOrder.Attach.class, RunOrder.Kill.class, RunOrder.Stopped.class,

@@ -434,14 +434,15 @@ public class HttpVerticle extends VerticleBase {
   }
 
   private void create(RoutingContext ctx, NewSubmission request, boolean stream) {
-    Bus.request(bus, Addresses.SUBMISSIONS_CREATE, request.toJson(), CREATE_TIMEOUT).onSuccess(created -> {
-      String id = created.getString("id");
+    bus.<NewSubmission.Created>request(Addresses.SUBMISSIONS_CREATE, request,
+            new DeliveryOptions().setSendTimeout(CREATE_TIMEOUT.toMillis())).map(Message::body).onSuccess(created -> {
+      String id = created.id();
       if (stream) {
         openStream(ctx, id, request.mode(), 0, true, false);
       } else {
         ctx.response().putHeader("Location", "/api/submissions/" + id);
-        json(ctx, 201, new JsonObject().put("id", id).put("status", created.getString("status"))
-            .put("position", created.getInteger("position"))
+        json(ctx, 201, new JsonObject().put("id", id).put("status", created.status())
+            .put("position", created.position())
             .put("events_url", "/api/submissions/" + id + "/events"));
       }
     }).onFailure(error -> {

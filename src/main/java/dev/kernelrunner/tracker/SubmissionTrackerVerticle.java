@@ -144,8 +144,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
 
   // ---- creating and queueing
 
-  private Future<JsonObject> create(JsonObject body) {
-    NewSubmission request = NewSubmission.fromJson(body);
+  private Future<NewSubmission.Created> create(NewSubmission request) {
     FairQueue<Tracked> queue = queues.get(request.gpuType());
     if (queue == null) {
       return Future.failedFuture(new Failures.CodedException(Failures.BAD_REQUEST,
@@ -171,8 +170,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
       if (!dispatch(request.gpuType()) && (place != position || place < queue.size() - 1)) {
         updatePositions(request.gpuType()); // it went ahead of others' later turns: they moved back
       }
-      return new JsonObject().put("id", id).put("status", EventType.IN_QUEUE.name())
-          .put("position", position).put("seq", first.seq());
+      return new NewSubmission.Created(id, EventType.IN_QUEUE.name(), position, first.seq());
     });
   }
 

@@ -108,7 +108,7 @@ class RunDecisionTest {
     assertEquals(DstackError.Kind.REJECTED, schema.kind());
     assertTrue(schema.getMessage().contains("[\"body\",\"x\"]"), schema.getMessage());
     assertEquals(DstackError.Kind.SERVER, DstackError.of("runs/get", 502, "<html>bad gateway</html>").kind());
-    assertEquals(DstackApi.Version.parse("0.19.27"), DstackApi.MIN_SERVER_VERSION);
+    assertEquals(DstackApi.Version.parse("0.19.33"), DstackApi.MIN_SERVER_VERSION);
     assertTrue(DstackApi.Version.parse("0.21.2rc1").compareTo(DstackApi.CLIENT_VERSION) > 0);
   }
 

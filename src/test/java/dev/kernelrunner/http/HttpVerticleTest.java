@@ -16,6 +16,7 @@ import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventFrame;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.LiveFrame;
+import dev.kernelrunner.model.NewSubmission;
 import dev.kernelrunner.support.Ports;
 import dev.kernelrunner.workers.MachineKey;
 import dev.kernelrunner.workers.WorkerProtocol;
@@ -127,7 +128,8 @@ class HttpVerticleTest {
     vertx = Vertx.vertx();
     EventBus bus = vertx.eventBus();
     LocalCodec.register(bus, Cancel.class, Cancel.Outcome.class, LiveFrame.class, EventFrame.class,
-        WorkerProtocol.Connect.class, WorkerProtocol.Disconnect.class, WorkerProtocol.Push.class);
+        WorkerProtocol.Connect.class, WorkerProtocol.Disconnect.class, WorkerProtocol.Push.class, NewSubmission.class,
+        NewSubmission.Created.class);
     bus.<JsonObject>consumer(Addresses.STORE_TOKEN_LOOKUP, message -> {
       lookups.add(message.body());
       JsonObject token = tokens.get(message.body().getString("token"));
@@ -147,10 +149,9 @@ class HttpVerticleTest {
         message.reply(submission.copy());
       }
     });
-    bus.<JsonObject>consumer(Addresses.SUBMISSIONS_CREATE, message -> {
-      creates.add(message.body());
-      message.reply(new JsonObject().put("id", "5b1d0000-0000-4000-8000-000000000001").put("status", "IN_QUEUE")
-          .put("position", 3));
+    bus.<NewSubmission>consumer(Addresses.SUBMISSIONS_CREATE, message -> {
+      creates.add(message.body().toJson());
+      message.reply(new NewSubmission.Created("5b1d0000-0000-4000-8000-000000000001", "IN_QUEUE", 3, 1));
     });
     bus.<Cancel>consumer(Addresses.TRACKER_CANCEL, message -> {
       cancels.add(message.body());

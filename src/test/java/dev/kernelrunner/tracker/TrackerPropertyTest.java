@@ -97,7 +97,8 @@ class TrackerPropertyTest {
           RunOrder.Sweep.class, Queues.class, Queues.Asked.class);
       LocalCodec.register(bus, Progress.Event.class, Progress.Exit.class, EventAppend.class,
           EventAppend.Stored.class, EventWrite.class, LiveFrame.class, EventFrame.class, Cancel.class,
-          Cancel.Outcome.class, Unfinished.class, Unfinished.Asked.class);
+          Cancel.Outcome.class, Unfinished.class, Unfinished.Asked.class, NewSubmission.class,
+          NewSubmission.Created.class);
       onContext(() -> {
         stubStore();
         stubSupervisor();
@@ -137,9 +138,9 @@ class TrackerPropertyTest {
       }
       NewSubmission request = new NewSubmission("u" + random.nextInt(5), "leaky-relu", "cuda", GPU, "float32",
           "x", Mode.BENCHMARK, false);
-      bus.<JsonObject>request(Addresses.SUBMISSIONS_CREATE, request.toJson()).onComplete(ar -> {
+      bus.<NewSubmission.Created>request(Addresses.SUBMISSIONS_CREATE, request).onComplete(ar -> {
         if (ar.succeeded()) {
-          String id = ar.result().body().getString("id");
+          String id = ar.result().body().id();
           ids.add(id);
           if (random.nextInt(8) == 0) {
             vertx.setTimer(1 + random.nextInt(300), t -> cancel(id));
