@@ -53,6 +53,7 @@ KNOBS = {
     "cost_usd": None,                 # a finished run's cost as dstack reports it (default: price x running time)
     "ignore_stop": False,             # runs/stop is accepted but the container is not signalled (abort still is)
     "other_users": {},                # token -> username: more members of the project (their runs are theirs)
+    "secrets_forbidden": False,       # the token's user is a plain member: secrets need a project manager
 }
 lock = threading.RLock()
 caller = threading.local()  # the user of the request being served (.user)
@@ -277,13 +278,29 @@ def extract(run, workdir):
                 tar.extract(member, base)
 
 
+def interpolate_secrets(value):
+    """utils/interpolator.py (VariablesInterpolator, namespace "secrets"; names of letters, digits, '_' and '.'):
+    each ${{ secrets.NAME }} becomes the secret's value, done when the job is handed to the runner
+    (pipeline_tasks/jobs_running.py:626-634; jobs/__init__.py:173-175). A missing one is an error."""
+    def one(match):
+        name = match.group(1)
+        if name not in secrets:
+            raise ValueError("Secrets interpolation error: %s is not defined" % ("secrets." + name))
+        return secrets[name]
+    return re.sub(r"\$\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}", one, value)
+
+
 def start_container(run, k):
     workdir = tempfile.mkdtemp(prefix="fake-dstack-run-")
     run.workdir = workdir
     extract(run, workdir)
     conf = run.spec["configuration"]
     env = dict(os.environ)
-    env.update({key: str(value) for key, value in (conf.get("env") or {}).items()})
+    try:
+        env.update({key: interpolate_secrets(str(value)) for key, value in (conf.get("env") or {}).items()})
+    except ValueError as e:  # jobs_running.py:634-640: the job is terminated by the server with the message
+        finish_job(run, "terminated", "terminated_by_server", str(e))
+        return
     env["FAKE_DSTACK_RUN"] = run.name
     master, slave = pty.openpty()
     run.process = subprocess.Popen(["/bin/sh", "-c", " && ".join(conf.get("commands", []))], cwd=workdir, env=env,
@@ -567,6 +584,43 @@ def users(k):
     return {"admin"} | set(k["other_users"].values())
 
 
+secrets = {}  # name -> value (project "main")
+SECRET_NAME = r"^[A-Za-z0-9-_]{1,200}$"  # services/secrets.py:25
+
+
+def check_manager(k):
+    """secrets routes need ProjectManager (routers/secrets.py, security/permissions.py): 403 "Access denied"."""
+    if k["secrets_forbidden"]:
+        raise ClientError("Access denied", None, 403)
+
+
+def secrets_create_or_update(body, k):
+    only(body, {"name", "value"}, ["body"])  # schemas/secrets.py CreateOrUpdateSecretRequest
+    check_manager(k)
+    if not re.match(SECRET_NAME, body["name"]):
+        raise ClientError("Secret name should match regex '%s" % SECRET_NAME)  # services/secrets.py:247-249
+    if len(body["value"]) > 5000:
+        raise ClientError("Secret value length must not exceed 5000")  # services/secrets.py:252-254
+    secrets[body["name"]] = body["value"]
+    return {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, body["name"])), "name": body["name"], "value": None}
+
+
+def secrets_delete(body, k):
+    only(body, {"secrets_names"}, ["body"])  # schemas/secrets.py DeleteSecretsRequest
+    check_manager(k)
+    missing = [n for n in body["secrets_names"] if n not in secrets]
+    if missing:
+        raise not_found("Secrets not found: " + ", ".join(missing))  # services/secrets.py:105
+    for name in body["secrets_names"]:
+        del secrets[name]
+    return None
+
+
+def secrets_list(body, k):
+    check_manager(k)
+    return [{"id": str(uuid.uuid5(uuid.NAMESPACE_URL, n)), "name": n, "value": None} for n in sorted(secrets)]
+
+
 def get_my_user(body, k):
     """server/routers/users.py:63-71 (UserWithCreds, core/models/users.py): the token's user."""
     return {"id": "00000000-0000-0000-0000-00000000000a", "username": caller.user, "global_role": "admin",
@@ -675,6 +729,9 @@ def fleet_apply(body, k):
 ROUTES = {
     "/api/server/get_info": get_info,
     "/api/users/get_my_user": get_my_user,
+    "/api/project/main/secrets/create_or_update": secrets_create_or_update,
+    "/api/project/main/secrets/delete": secrets_delete,
+    "/api/project/main/secrets/list": secrets_list,
     "/api/project/main/get": project_get,
     "/api/files/get_archive_by_hash": get_archive_by_hash,
     "/api/runs/list": runs_list,
@@ -727,7 +784,7 @@ class Handler(BaseHTTPRequestHandler):
                     "runs": {name: dict(r.to_json(), workdir=r.workdir, log=b"".join(e[1] for e in r.events)
                                         .decode("utf-8", "replace"), alive=container_alive(r),
                                         pid=r.process.pid if r.process else None) for name, r in runs.items()},
-                    "ever_runs": ever_runs, "paged_polls": paged_polls[0], "fleets": {n: fleet_json(f) for n, f in fleets.items()},
+                    "ever_runs": ever_runs, "secrets": sorted(secrets), "paged_polls": paged_polls[0], "fleets": {n: fleet_json(f) for n, f in fleets.items()},
                     "archives": {h: {"id": a["id"], "size": len(a["blob"])} for h, a in archives.items()},
                     "requests": requests_seen[-500:]})
             return

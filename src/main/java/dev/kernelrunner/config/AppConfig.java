@@ -16,7 +16,13 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
    * its own) on the fleet, starts one when work waits and none is free, stops one idle for {@code idleAfter}
    * (null: never) and replaces one that dies.
    */
-  public record DstackWorkers(boolean persistent, String publicUrl, String command, Duration idleAfter) {}
+  /**
+   * Persistent worker runs: whether they are used, the service's URL as they reach it, their command, when an idle
+   * one is stopped, and {@code tokenInSpec}: the operator accepts that a run's worker token goes in its spec (readable
+   * by every member of the dstack project) when the service's dstack user may not manage project secrets.
+   */
+  public record DstackWorkers(boolean persistent, String publicUrl, String command, Duration idleAfter,
+                              boolean tokenInSpec) {}
 
   /**
    * Per user: submissions in an hour, and GPU-seconds (from a run's start, PROVISIONING, to its end, counted when

@@ -83,6 +83,7 @@ public final class ConfigLoader {
       new Override("DSTACK_AGENT_DIR", "dstack", "agent_dir"),
       new Override("DSTACK_WORKER_MODE", "dstack", "worker_mode"),
       new Override("DSTACK_WORKER_COMMAND", "dstack", "worker_command"),
+      new Override("DSTACK_WORKER_TOKEN_IN_SPEC", "dstack", "worker_token_in_spec"),
       new Override("PUBLIC_URL", "http", "public_url"));
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,62}");
@@ -280,7 +281,7 @@ public final class ConfigLoader {
       };
     }
     return new AppConfig.DstackWorkers(persistent, publicUrl == null ? null : publicUrl.replaceAll("/+$", ""),
-        command, idleAfter);
+        command, idleAfter, bool("dstack", "worker_token_in_spec"));
   }
 
   /** A comma list of GPU type names ({@code section.gpu_types}); a bad name is a problem naming the variable. */

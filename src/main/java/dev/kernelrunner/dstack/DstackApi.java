@@ -245,6 +245,25 @@ public final class DstackApi {
             .put("force", false), true));
   }
 
+  // ---- secrets (server/routers/secrets.py, since 0.19.17; a project manager's or an admin's)
+
+  /** Sets project secret {@code name} ({@code secrets/create_or_update}, schemas/secrets.py). */
+  public Future<Void> putSecret(String name, String value) {
+    return call("secrets/create_or_update", projectPath("secrets/create_or_update"),
+        new JsonObject().put("name", name).put("value", value), true).mapEmpty();
+  }
+
+  /** Deletes project secrets ({@code secrets/delete}; a name that is not there fails it: services/secrets.py:105). */
+  public Future<Void> deleteSecrets(List<String> names) {
+    return call("secrets/delete", projectPath("secrets/delete"),
+        new JsonObject().put("secrets_names", new JsonArray(new ArrayList<>(names))), true).mapEmpty();
+  }
+
+  /** Whether this service's user may manage the project's secrets: {@code secrets/list} answers (403 if not). */
+  public Future<Void> secretsAccess() {
+    return callArray("secrets/list", projectPath("secrets/list"), new JsonObject()).mapEmpty();
+  }
+
   // ---- plumbing
 
   private String projectPath(String call) {

@@ -5,6 +5,7 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.dstack.DstackApi;
+import dev.kernelrunner.dstack.DstackError;
 import dev.kernelrunner.dstack.RunNames;
 import dev.kernelrunner.dstack.RunSnapshot;
 import dev.kernelrunner.dstack.TarArchive;
@@ -49,6 +50,13 @@ public class WorkerRunsVerticle extends VerticleBase {
   private final Map<String, Tracked> runs = new LinkedHashMap<>();
   private JsonObject taskTemplate;
   private boolean ticking;
+  /** Whether worker tokens go in project secrets: true, false (not allowed), or null (not known yet). */
+  private Boolean secretsUsable;
+  private static final String SECRETS_NEEDED = "DSTACK_WORKER_MODE=persistent keeps each worker run's token in a "
+      + "dstack project secret, and the service's dstack user may not manage the project's secrets (it needs to be "
+      + "a project manager or an admin); a run spec holding the token would be readable by every member of the "
+      + "project. Give the service a dstack project of its own with that role, or set DSTACK_WORKER_TOKEN_IN_SPEC=true "
+      + "to accept tokens in run specs";
 
   /** A run of ours and what we know of it. */
   private static final class Tracked {
@@ -67,12 +75,53 @@ public class WorkerRunsVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    return vertx.executeBlocking(() -> Templates.load(config.dstack().taskTemplate()), false).map(template -> {
-      taskTemplate = template;
-      long every = Math.max(500, config.dstack().pollInterval().toMillis());
-      vertx.setPeriodic(every, t -> tick());
-      return null;
+    return vertx.executeBlocking(() -> Templates.load(config.dstack().taskTemplate()), false)
+        .compose(template -> checkSecrets().map(template))
+        .map(template -> {
+          taskTemplate = template;
+          long every = Math.max(500, config.dstack().pollInterval().toMillis());
+          vertx.setPeriodic(every, t -> tick());
+          return null;
+        });
+  }
+
+  /**
+   * A run's spec, env included, is readable by every member of the dstack project (server/routers/runs.py:52-117;
+   * only ssh_key is redacted, services/jobs/__init__.py:525-526), so a worker's token goes in a project secret
+   * instead, referenced as {@code ${{ secrets.NAME }}} and filled in only when the job reaches its runner
+   * (pipeline_tasks/jobs_running.py:626-634). Managing secrets needs a project manager (routers/secrets.py): without
+   * that right this mode refuses to start unless the operator accepted tokens in specs
+   * ({@code DSTACK_WORKER_TOKEN_IN_SPEC=true}). A server not reachable now is asked again at each run's start.
+   */
+  private Future<Void> checkSecrets() {
+    if (api == null) {
+      return Future.succeededFuture();
+    }
+    // The project first: a token refused there is a wrong token, not a missing right (asked again at a run).
+    Future<Boolean> usable = api.projectAccess().compose(v -> api.secretsAccess().map(x -> Boolean.TRUE)
+        .recover(error -> error instanceof DstackError e && e.kind() == DstackError.Kind.FORBIDDEN
+            ? Future.succeededFuture(Boolean.FALSE) : Future.failedFuture(error)));
+    return usable.recover(error -> {
+      log.warn("could not ask dstack whether worker tokens can be kept in project secrets ({}); asked again at the "
+          + "first worker run", error.getMessage());
+      return Future.succeededFuture(null);
+    }).compose(answer -> {
+      secretsUsable = answer;
+      if (!Boolean.FALSE.equals(answer)) {
+        return Future.succeededFuture();
+      }
+      if (config.dstackWorkers().tokenInSpec()) {
+        log.warn("the dstack user may not manage project secrets: worker tokens go in run specs, which every member "
+            + "of the dstack project can read (DSTACK_WORKER_TOKEN_IN_SPEC=true)");
+        return Future.succeededFuture();
+      }
+      return Future.failedFuture(SECRETS_NEEDED);
     });
+  }
+
+  /** The project secret of a worker run's token (secret names: services/secrets.py:25; names in ${{ }}: no '-'). */
+  static String secretName(String runName) {
+    return "kr_worker_token_" + runName.replace('-', '_');
   }
 
   private void tick() {
@@ -136,8 +185,9 @@ public class WorkerRunsVerticle extends VerticleBase {
         .compose(fleet -> Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_CREATE, new JsonObject()
             .put("user_id", runName).put("role", "worker").put("created_by", "worker-runs").put("pool", POOL)
             .put("gpu_types", new JsonArray().add(gpuType)).put("trusted", true)))
-        .compose(token -> vertx.executeBlocking(() -> TarArchive.ofFolder(config.dstack().agentDir()), false)
-            .compose(api::archive).map(agent -> runSpec(runName, token.getString("token"), agent)))
+        .compose(token -> tokenReference(runName, token.getString("token")))
+        .compose(reference -> vertx.executeBlocking(() -> TarArchive.ofFolder(config.dstack().agentDir()), false)
+            .compose(api::archive).map(agent -> runSpec(runName, reference, agent)))
         .compose(api::applyRun)
         .onSuccess(snapshot -> log.info("worker run {} submitted for {}", runName, gpuType))
         .onFailure(error -> {
@@ -148,10 +198,32 @@ public class WorkerRunsVerticle extends VerticleBase {
         });
   }
 
+  /**
+   * What the run's env holds for its token: a reference to the project secret it is put in, or (where secrets may
+   * not be managed and the operator accepted it) the token itself.
+   */
+  private Future<String> tokenReference(String runName, String token) {
+    if (Boolean.FALSE.equals(secretsUsable)) {
+      return config.dstackWorkers().tokenInSpec() ? Future.succeededFuture(token)
+          : Future.failedFuture(SECRETS_NEEDED);
+    }
+    String secret = secretName(runName);
+    return api.putSecret(secret, token).map(v -> {
+      secretsUsable = Boolean.TRUE;
+      return "${{ secrets." + secret + " }}";
+    }).recover(error -> {
+      if (error instanceof DstackError e && e.kind() == DstackError.Kind.FORBIDDEN) {
+        secretsUsable = Boolean.FALSE;
+        return tokenReference(runName, token);
+      }
+      return Future.failedFuture(error);
+    });
+  }
+
   /** The run spec of a worker run (core/models/runs.py): the task template with the worker as its command. */
-  JsonObject runSpec(String runName, String token, String agentArchive) {
+  JsonObject runSpec(String runName, String tokenReference, String agentArchive) {
     JsonObject task = Templates.task(taskTemplate, config.amd(), runName,
-        new JsonObject().put("KERNEL_RUNNER_WORKER_TOKEN", token));
+        new JsonObject().put("KERNEL_RUNNER_WORKER_TOKEN", tokenReference));
     task.remove("max_duration"); // a worker lives until it is stopped
     // dstack runs the commands in /bin/sh -i -c: every word we add is quoted (a URL may hold '&', ';' or spaces).
     task.put("commands", new JsonArray().add("cd remote-agent").add(config.dstackWorkers().command()
@@ -169,8 +241,15 @@ public class WorkerRunsVerticle extends VerticleBase {
     revoke(runName);
   }
 
-  /** Revokes the worker token made for {@code runName} (its user is the run's name). */
+  /** Revokes the worker token made for {@code runName} (its user is the run's name) and deletes its secret. */
   private void revoke(String runName) {
+    if (!Boolean.FALSE.equals(secretsUsable) && api != null) {
+      api.deleteSecrets(List.of(secretName(runName))).onFailure(error -> {
+        if (!(error instanceof DstackError e && e.kind() == DstackError.Kind.NOT_FOUND)) {
+          log.warn("could not delete the token secret of worker run {}: {}", runName, error.getMessage());
+        }
+      });
+    }
     Bus.request(vertx.eventBus(), Addresses.STORE_TOKEN_REVOKE, new JsonObject().put("user_id", runName)
             .put("role", "worker"))
         .onFailure(error -> log.warn("could not revoke the token of worker run {}: {}", runName, error.getMessage()));

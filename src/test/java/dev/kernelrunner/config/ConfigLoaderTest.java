@@ -141,7 +141,7 @@ class ConfigLoaderTest {
         "QUOTA_SUBMISSIONS_PER_HOUR", "7", "QUOTA_GPU_SECONDS_PER_DAY", "0"));
     assertEquals(new AppConfig.GpuType("MI300X", "worker", 0), config.gpuTypes().get("MI300X"));
     assertEquals(new AppConfig.DstackWorkers(true, "https://runner.example.org", "python3 -m remote_agent worker",
-        Duration.ofMinutes(5)), config.dstackWorkers());
+        Duration.ofMinutes(5), false), config.dstackWorkers());
     assertEquals(new AppConfig.Quotas(7, 0), config.quotas());
     ConfigException error = assertThrows(ConfigException.class, () -> ConfigLoader.load(Map.of(
         "DSTACK_WORKER_MODE", "sometimes", "QUOTA_SUBMISSIONS_PER_HOUR", "-1")));

@@ -3,6 +3,7 @@ package dev.kernelrunner.workerruns;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.bus.Addresses;
@@ -129,7 +130,8 @@ class WorkerRunsVerticleTest {
    */
   private void deploy(FakeDstack fake, Map<String, String> extra) throws Exception {
     Path agent = Files.createDirectories(temp.resolve("agent"));
-    Files.writeString(agent.resolve("worker.sh"), "echo \"worker $*\"\nexec sleep 60\n");
+    Files.writeString(agent.resolve("worker.sh"), "echo \"worker $*\"\necho \"token $KERNEL_RUNNER_WORKER_TOKEN\"\n"
+        + "exec sleep 60\n");
     Map<String, String> env = new HashMap<>(fake.serviceEnv());
     env.putAll(Map.of("DATA_DIR", temp.resolve("data").toString(), "HOME", temp.toString(),
         "DSTACK_WORKER_MODE", "persistent", "PUBLIC_URL", PUBLIC_URL, "DSTACK_AGENT_DIR", agent.toString(),
@@ -237,8 +239,12 @@ class WorkerRunsVerticleTest {
     for (String name : names) {
       JsonObject spec = run(fake, name).getJsonObject("run_spec");
       JsonObject conf = spec.getJsonObject("configuration");
-      assertEquals(tokens.get(name), conf.getJsonObject("env").getString("KERNEL_RUNNER_WORKER_TOKEN"),
-          "the run carries the token made for it: " + conf);
+      // Issue 29: the spec, readable by every member of the project, holds a reference to a project secret; the
+      // container gets the token itself (dstack fills it in when the job reaches its runner).
+      assertEquals("${{ secrets." + WorkerRunsVerticle.secretName(name) + " }}",
+          conf.getJsonObject("env").getString("KERNEL_RUNNER_WORKER_TOKEN"), "the run's spec: " + conf);
+      assertFalse(spec.encode().contains(tokens.get(name)), "the token is nowhere in the spec");
+      assertTrue(fake.state().getJsonArray("secrets").contains(WorkerRunsVerticle.secretName(name)));
       assertEquals("1", conf.getJsonObject("env").getString("PYTHONUNBUFFERED"), "the template's env is kept");
       assertEquals(new JsonArray().add("cd remote-agent").add("sh worker.sh --server " + PUBLIC_URL
           + " --gpu-type MI300X --host " + name), conf.getJsonArray("commands"));
@@ -251,6 +257,8 @@ class WorkerRunsVerticleTest {
     String first = names.get(0);
     awaitTrue("the worker runs with its arguments", () -> run(fake, first).getString("log")
         .contains("worker --server " + PUBLIC_URL + " --gpu-type MI300X --host " + first));
+    awaitTrue("the worker has its token", () -> run(fake, first).getString("log")
+        .contains("token " + tokens.get(first)));
 
     awaitTicks(3); // work still waits, no worker has connected: the two runs on their way will take it
     assertEquals(2, everRuns(fake).size(), "never more than AMD_FLEET_MAX_NODES runs");
@@ -284,7 +292,28 @@ class WorkerRunsVerticleTest {
         "every worker token of that run's user");
     assertTrue(calls(fake, "runs/stop") >= 1, "the run was stopped on dstack");
     awaitTrue("dstack stops the run", () -> stopping(fake, name));
+    awaitTrue("its token's secret is deleted", () -> !fake.state().getJsonArray("secrets")
+        .contains(WorkerRunsVerticle.secretName(name)));
     assertEquals(1, tokenCreates.size(), "no new run while nothing waits");
+  }
+
+  /**
+   * Issue 29: where the service's dstack user may not manage project secrets, persistent worker runs refuse to start
+   * (the token would be in a spec every member can read) unless the operator accepted it.
+   */
+  @Test
+  void withoutTheRightToManageSecretsPersistentWorkersRefuseToStartUnlessAccepted() throws Exception {
+    FakeDstack fake = fake(new JsonObject().put("secrets_forbidden", true));
+    Exception refused = assertThrows(Exception.class, () -> deploy(fake, Map.of()));
+    assertTrue(String.valueOf(refused.getMessage() + refused.getCause()).contains("DSTACK_WORKER_TOKEN_IN_SPEC"),
+        "the refusal says how to go on: " + refused);
+
+    queued.set(1);
+    deploy(fake, Map.of("DSTACK_WORKER_TOKEN_IN_SPEC", "true"));
+    awaitTrue("a run is started", () -> tokenCreates.size() == 1 && everRuns(fake).size() == 1);
+    String name = created().get(0);
+    assertEquals(tokens.get(name), run(fake, name).getJsonObject("run_spec").getJsonObject("configuration")
+        .getJsonObject("env").getString("KERNEL_RUNNER_WORKER_TOKEN"), "accepted: the token is in the spec");
   }
 
   @Test
