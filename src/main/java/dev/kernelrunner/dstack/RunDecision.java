@@ -100,8 +100,11 @@ final class RunDecision {
     }
     Integer exit = run.exitStatus();
     if ((exit != null && exit != 0) || "container_exited_with_error".equals(run.jobTerminationReason())) {
-      return new Fail(EventType.RUNTIME_ERROR, "the container exited with code " + exit
-          + " before the agent reported a result");
+      // The runner reports Go's ExitCode(), which is -1 for a process a signal ended
+      // (runner/internal/runner/executor/executor.go:263): not a code the agent chose.
+      return new Fail(EventType.RUNTIME_ERROR, (exit != null && exit == -1
+          ? "the container's process was killed by a signal (dstack reports exit status -1)"
+          : "the container exited with code " + exit) + " before the agent reported a result");
     }
     if ("max_duration_exceeded".equals(run.jobTerminationReason())) {
       return new Fail(EventType.TIME_LIMIT_EXCEEDED, "dstack stopped the run at the task's max_duration");

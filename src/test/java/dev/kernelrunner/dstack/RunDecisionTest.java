@@ -62,6 +62,10 @@ class RunDecisionTest {
         "container_exited_with_error", null, 3), STARTED);
     assertEquals(EventType.RUNTIME_ERROR, crashed.type());
     assertTrue(crashed.message().contains("3"));
+    // The runner reports Go's ExitCode(): -1 when a signal ended the process (executor.go:263).
+    RunDecision.Fail signalled = (RunDecision.Fail) RunDecision.whenFinal(run("failed", "failed", "exited (-1)",
+        "container_exited_with_error", null, -1), STARTED);
+    assertTrue(signalled.message().contains("killed by a signal"), signalled.message());
     RunDecision.Fail tooLong = (RunDecision.Fail) RunDecision.whenFinal(run("terminated", "terminated", "terminated",
         "max_duration_exceeded", null, null), STARTED);
     assertEquals(EventType.TIME_LIMIT_EXCEEDED, tooLong.type());
