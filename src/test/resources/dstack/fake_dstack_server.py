@@ -54,6 +54,8 @@ KNOBS = {
     "ignore_stop": False,             # runs/stop is accepted but the container is not signalled (abort still is)
     "other_users": {},                # token -> username: more members of the project (their runs are theirs)
     "secrets_forbidden": False,       # the token's user is a plain member: secrets need a project manager
+    "upload_limit": 2 * 2 ** 20,      # DSTACK_SERVER_CODE_UPLOAD_LIMIT (server/settings.py:190); 0: none
+    "buffering_proxy": False,         # a proxy in front buffers bodies: a chunked upload arrives with its length
 }
 lock = threading.RLock()
 caller = threading.local()  # the user of the request being served (.user)
@@ -492,6 +494,13 @@ def get_archive_by_hash(body, k):
 
 
 def upload_archive(handler, raw, k):
+    # routers/files.py:53-64 with utils/routers.py:154-157: the size is the Content-Length header's, 0 without one
+    # (a chunked upload is not checked), unless a buffering proxy in front sent it with its length.
+    size = int(handler.headers.get("Content-Length") or (len(raw) if k["buffering_proxy"] else 0))
+    if k["upload_limit"] > 0 and size > k["upload_limit"]:
+        raise ClientError("Archive size is %dB, which exceeds the limit of %dB. Use .gitignore/.dstackignore to "
+                          "exclude large files. This limit can be modified by setting the "
+                          "DSTACK_SERVER_CODE_UPLOAD_LIMIT environment variable." % (size, k["upload_limit"]))
     message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
         b"Content-Type: " + handler.headers["Content-Type"].encode() + b"\r\n\r\n" + raw)
     for part in message.iter_parts():

@@ -300,6 +300,28 @@ class DstackFlowTest {
     }
   }
 
+  /**
+   * Issue 29: dstack takes 2 MiB an upload by default, checked on Content-Length (routers/files.py:53-64), so a
+   * proxy that buffers bodies checks what a chunked upload would slip past. The agent's archive fits; an upload over
+   * the limit ends the submission with dstack's reason.
+   */
+  @Test
+  void theArchivesFitDstacksUploadLimitBehindABufferingProxy(Vertx vertx) throws Exception {
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("buffering_proxy", true));
+         TestService service = start(vertx, fake, Map.of())) {
+      String id = submit(service, service.userToken("ada"), "// agent: ok");
+      assertEquals("BENCHMARKED", service.awaitFinished(id, WAIT).getString("status"));
+    }
+    // A server whose limit is below the agent's archive: the submission ends saying so, nothing hangs.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("buffering_proxy", true).put("upload_limit", 1024));
+         TestService service = start(vertx, fake, Map.of())) {
+      String tooBig = submit(service, service.userToken("ada"), "// agent: ok");
+      JsonObject ended = service.awaitFinished(tooBig, WAIT);
+      assertEquals("ERROR", ended.getString("status"), ended.encode());
+      assertTrue(ended.getJsonObject("error").encode().contains("exceeds the limit"), ended.encode());
+    }
+  }
+
   @Test
   void refusalsAreClearErrors(Vertx vertx) throws Exception {
     // A wrong token: the health check names it, and a submission is refused saying it.
