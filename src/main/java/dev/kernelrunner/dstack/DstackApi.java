@@ -223,22 +223,12 @@ public final class DstackApi {
   }
 
   /**
-   * Creates a fleet as {@code dstack apply} does: {@code fleets/get_plan}, then {@code fleets/apply} with the plan's
-   * spec (schemas/fleets.py:40-51, core/models/fleets.py:432-441).
+   * Creates or updates a fleet as {@code dstack apply} does: {@code fleets/get_plan}, then {@code fleets/apply} with
+   * the plan's spec (schemas/fleets.py:40-51, core/models/fleets.py:432-441). {@code current}: null to create; to
+   * update in place, the fleet as it was (from fleets/get) as {@code current_resource}, without force, so that dstack
+   * refuses the update if the fleet changed meanwhile (server/services/fleets.py:1134-1144).
    */
-  public Future<JsonObject> createFleet(JsonObject spec) {
-    return call("fleets/get_plan", projectPath("fleets/get_plan"), new JsonObject().put("spec", spec), true)
-        .compose(plan -> call("fleets/apply", projectPath("fleets/apply"), new JsonObject()
-            .put("plan", new JsonObject().put("spec", spec).put("current_resource", (Object) null))
-            .put("force", false), true));
-  }
-
-  /**
-   * Updates an existing fleet in place: {@code fleets/get_plan}, then {@code fleets/apply} with the fleet as it was
-   * ({@code current}, from fleets/get) as {@code current_resource} and no force, so that dstack refuses the update if
-   * the fleet changed meanwhile (server/services/fleets.py:1134-1144).
-   */
-  public Future<JsonObject> updateFleet(JsonObject spec, JsonObject current) {
+  public Future<JsonObject> applyFleet(JsonObject spec, JsonObject current) {
     return call("fleets/get_plan", projectPath("fleets/get_plan"), new JsonObject().put("spec", spec), true)
         .compose(plan -> call("fleets/apply", projectPath("fleets/apply"), new JsonObject()
             .put("plan", new JsonObject().put("spec", spec).put("current_resource", current))

@@ -199,7 +199,7 @@ public class FleetManagerVerticle extends VerticleBase {
     log.info("fleet {}: updating it in place to the settings (nodes.max {} -> {}, spot_policy {} -> {})", fleet.name,
         nodes.getInteger("max"), maxNodes, conf.getString("spot_policy"), spotDiffers ? spot : conf.getString(
             "spot_policy"));
-    return api.updateFleet(updated, described).compose(v -> api.getFleet(fleet.name));
+    return api.applyFleet(updated, described).compose(v -> api.getFleet(fleet.name));
   }
 
   /** Writes the fleet spec; applies it unless this is a dry run. */
@@ -219,7 +219,7 @@ public class FleetManagerVerticle extends VerticleBase {
         return Future.succeededFuture(new JsonObject().put("name", fleet.name).put("status", "not_applied"));
       }
       log.info("fleet {} is missing: creating it ({})", fleet.name, written);
-      return api.createFleet(spec).compose(created -> api.getFleet(fleet.name));
+      return api.applyFleet(spec, null).compose(created -> api.getFleet(fleet.name));
     });
   }
 

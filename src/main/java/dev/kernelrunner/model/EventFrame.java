@@ -17,16 +17,6 @@ public record EventFrame(String submissionId, int seq, EventType type, OffsetDat
         .put("at", at.toString());
   }
 
-  public static EventFrame fromJson(JsonObject json) {
-    JsonObject fields = json.copy();
-    fields.remove("submission_id");
-    fields.remove("seq");
-    fields.remove("status");
-    fields.remove("at");
-    return new EventFrame(json.getString("submission_id"), json.getInteger("seq"),
-        EventType.valueOf(json.getString("status")), OffsetDateTime.parse(json.getString("at")), fields);
-  }
-
   /** One SSE message: the event's id (its seq, for Last-Event-ID), its type, its JSON data. */
   public static String sse(int seq, EventType type, String data) {
     return "id: " + seq + "\nevent: " + type.name() + "\ndata: " + data + "\n\n";

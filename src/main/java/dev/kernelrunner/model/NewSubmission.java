@@ -18,10 +18,4 @@ public record NewSubmission(String userId, String problem, String language, Stri
         .put("gpu_type", gpuType).put("dtype", dtype).put("code", code).put("mode", mode.wire())
         .put("cancel_on_disconnect", cancelOnDisconnect);
   }
-
-  public static NewSubmission fromJson(JsonObject json) {
-    return new NewSubmission(json.getString("user_id"), json.getString("problem"), json.getString("language"),
-        json.getString("gpu_type"), json.getString("dtype"), json.getString("code"),
-        Mode.parse(json.getString("mode")).orElseThrow(), json.getBoolean("cancel_on_disconnect", false));
-  }
 }

@@ -71,6 +71,16 @@ final class Lifecycle {
     State to(Phase next, EventType newStatus) {
       return new State(next, newStatus.changesStatus() ? newStatus : status, mode, restarts, cancel);
     }
+
+    /** The same, cancelled by {@code by}. */
+    State cancelledBy(Canceller by) {
+      return new State(phase, status, mode, restarts, by);
+    }
+
+    /** Back in line (a re-queue): counted, and no cancel of the run that is gone. */
+    State requeued() {
+      return new State(Phase.QUEUED, EventType.IN_QUEUE, mode, restarts + 1, null);
+    }
   }
 
   /** What can happen to a submission. */
@@ -234,9 +244,8 @@ final class Lifecycle {
     switch (state.phase()) {
       case RUNNING -> {
         if (ended.outcome() instanceof Progress.Lost lost && state.restarts() == 0) {
-          State requeued = new State(Phase.QUEUED, EventType.IN_QUEUE, state.mode(), state.restarts() + 1, null);
           // Back at the head before its slot is freed: it is the next to start.
-          return new Decision(requeued, List.of(new Requeue(true, new JsonObject()
+          return new Decision(state.requeued(), List.of(new Requeue(true, new JsonObject()
               .put("reason", "worker_lost").put("message", "re-queued: " + lost.why())), new FreeSlot()));
         }
         return endOfRun(state, ended, limitSeconds);
@@ -286,7 +295,7 @@ final class Lifecycle {
     } else if (outcome instanceof Progress.Killed) {
       // Stopped with nobody asking here: the service ending it (a kill from an earlier decision, a shutdown).
       Canceller system = new Canceller("system", "killed");
-      next = new State(state.phase(), state.status(), state.mode(), state.restarts(), system);
+      next = state.cancelledBy(system);
       type = EventType.CANCELLED;
       fields = cancelFields(system);
     } else {
@@ -305,12 +314,11 @@ final class Lifecycle {
     Canceller canceller = new Canceller(asked.by(), asked.reason());
     switch (state.phase()) {
       case QUEUED -> {
-        State cancelled = new State(Phase.QUEUED, state.status(), state.mode(), state.restarts(), canceller);
-        return end(cancelled, List.of(new LeaveQueue()), EventType.CANCELLED, cancelFields(canceller));
+        return end(state.cancelledBy(canceller), List.of(new LeaveQueue()), EventType.CANCELLED,
+            cancelFields(canceller));
       }
       case RUNNING -> {
-        return new Decision(new State(Phase.CANCELLING, state.status(), state.mode(), state.restarts(), canceller),
-            List.of(new Kill()));
+        return new Decision(state.cancelledBy(canceller).to(Phase.CANCELLING), List.of(new Kill()));
       }
       case CANCELLING -> {
         // The first to ask is the one recorded; a second asker also waits for the run to be gone.
@@ -373,8 +381,7 @@ final class Lifecycle {
       return end(state, List.of(), EventType.ERROR, new JsonObject()
           .put("message", "the service restarted twice while this submission ran; giving up"));
     }
-    State requeued = new State(Phase.QUEUED, EventType.IN_QUEUE, state.mode(), state.restarts() + 1, null);
-    return new Decision(requeued, List.of(new Requeue(false, new JsonObject().put("reason", "restarted"))));
+    return new Decision(state.requeued(), List.of(new Requeue(false, new JsonObject().put("reason", "restarted"))));
   }
 
   /** Ends a submission that holds no slot: {@code before}, then the end stored, then forgotten. */

@@ -261,23 +261,23 @@ public final class WorkerHubVerticle extends VerticleBase {
     ArrayDeque<Job> queue = waiting.get(gpuType);
     while (!queue.isEmpty()) {
       Job job = queue.peek();
-      List<WorkerChoice.Candidate> free = new ArrayList<>();
       long now = System.currentTimeMillis();
-      workers.values().stream().filter(w -> w.connectionId != null && w.job == null && gpuType.equals(w.gpuType))
-          .forEach(w -> {
+      List<WorkerChoice.Candidate> free = workers.values().stream()
+          .filter(w -> w.connectionId != null && w.job == null && gpuType.equals(w.gpuType))
+          .map(w -> {
             Health health = health(w);
-            free.add(new WorkerChoice.Candidate(w.id, health.quarantined, health.recentLosses(now),
-                health.restartedRecently(now), health.key.equals(lostOn.get(job.submissionId)), w.jobsDone));
-          });
+            return new WorkerChoice.Candidate(w.id, health.quarantined, health.recentLosses(now),
+                health.restartedRecently(now), health.key.equals(lostOn.get(job.submissionId)), w.jobsDone);
+          }).toList();
       String chosen = WorkerChoice.pick(free);
       if (chosen == null) {
         return;
       }
       queue.poll();
-      Worker free1 = workers.get(chosen);
-      bind(job, free1);
-      log.info("job {} of {} goes to worker {} ({})", job.id, job.submissionId, free1.id, free1.host);
-      push(free1.connectionId, "job", new JsonObject().put("job_id", job.id).put("submission_id", job.submissionId)
+      Worker worker = workers.get(chosen);
+      bind(job, worker);
+      log.info("job {} of {} goes to worker {} ({})", job.id, job.submissionId, worker.id, worker.host);
+      push(worker.connectionId, "job", new JsonObject().put("job_id", job.id).put("submission_id", job.submissionId)
           .put("payload", job.payload));
     }
   }

@@ -158,11 +158,6 @@ class FleetManagerVerticleTest {
   // ---- the fake server
 
   /** How many requests the fake received whose path ends with {@code call} (such as {@code fleets/get}). */
-  private static long calls(FakeDstack fake, String call) throws Exception {
-    return fake.state().getJsonArray("requests").stream().map(JsonObject.class::cast)
-        .filter(request -> request.getString("path").endsWith("/" + call)).count();
-  }
-
   private static JsonObject dstackFleet(FakeDstack fake) throws Exception {
     return fake.state().getJsonObject("fleets").getJsonObject(FLEET);
   }
@@ -207,12 +202,12 @@ class FleetManagerVerticleTest {
     assertEquals(id, onDstack.getString("id"), "the same fleet, updated in place");
     JsonObject conf = onDstack.getJsonObject("spec").getJsonObject("configuration");
     assertEquals(5, conf.getJsonObject("nodes").getInteger("max"), conf.encode());
-    assertEquals(2, calls(fake, "fleets/apply"), "created once, updated once");
+    assertEquals(2, fake.calls("fleets/apply"), "created once, updated once");
     assertNotEquals("1h", String.valueOf(conf.getValue("idle_duration")),
         "idle_duration cannot change in place (server/services/fleets.py:1251-1276): left as it was");
     // In step now: nothing more is applied.
     ask(Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", "MI300X").put("force", true));
-    assertEquals(2, calls(fake, "fleets/apply"));
+    assertEquals(2, fake.calls("fleets/apply"));
   }
 
   @Test
@@ -239,10 +234,10 @@ class FleetManagerVerticleTest {
       assertEquals(specFile().toString(), fleet.getString("config_path"));
       assertNotNull(fleet.getString("last_checked"));
     }
-    assertEquals(1, calls(fake, "fleets/get_plan"), "three concurrent callers share one creation");
-    assertEquals(1, calls(fake, "fleets/apply"), "three concurrent callers share one creation");
-    assertEquals(2, calls(fake, "fleets/get"), "looked up once before the creation and once after");
-    assertEquals(1, calls(fake, "server/get_info"), "the server's version is asked once");
+    assertEquals(1, fake.calls("fleets/get_plan"), "three concurrent callers share one creation");
+    assertEquals(1, fake.calls("fleets/apply"), "three concurrent callers share one creation");
+    assertEquals(2, fake.calls("fleets/get"), "looked up once before the creation and once after");
+    assertEquals(1, fake.calls("server/get_info"), "the server's version is asked once");
 
     JsonObject created = dstackFleet(fake);
     assertNotNull(created, "the fleet exists on dstack");
@@ -266,23 +261,23 @@ class FleetManagerVerticleTest {
     FakeDstack fake = fake(new JsonObject());
     deploy(fake);
     assertEquals(true, ensure(new JsonObject().put("gpu_type", "MI300X")).getBoolean("ready"));
-    assertEquals(2, calls(fake, "fleets/get"));
+    assertEquals(2, fake.calls("fleets/get"));
 
     JsonObject known = ensure(new JsonObject().put("gpu_type", "MI300X"));
     assertEquals(true, known.getBoolean("ready"));
-    assertEquals(2, calls(fake, "fleets/get"), "a ready fleet is answered without asking dstack");
+    assertEquals(2, fake.calls("fleets/get"), "a ready fleet is answered without asking dstack");
 
     JsonObject forced = ensure(new JsonObject().put("gpu_type", "MI300X").put("force", true));
     assertEquals(true, forced.getBoolean("ready"));
-    assertEquals(3, calls(fake, "fleets/get"), "force looks the fleet up again");
-    assertEquals(1, calls(fake, "fleets/apply"), "an existing fleet is not applied again");
+    assertEquals(3, fake.calls("fleets/get"), "force looks the fleet up again");
+    assertEquals(1, fake.calls("fleets/apply"), "an existing fleet is not applied again");
 
     fake.fake("delete-fleets");
     assertNull(dstackFleet(fake));
     JsonObject again = ensure(new JsonObject().put("fleet_name", FLEET).put("force", true));
     assertEquals(true, again.getBoolean("ready"), again.encode());
     assertNotNull(dstackFleet(fake), "made again");
-    assertEquals(2, calls(fake, "fleets/apply"), "the deleted fleet was applied again");
+    assertEquals(2, fake.calls("fleets/apply"), "the deleted fleet was applied again");
   }
 
   @Test
@@ -300,7 +295,7 @@ class FleetManagerVerticleTest {
     JsonObject local = ensure(new JsonObject().put("gpu_type", "local").put("force", true));
     assertEquals(new JsonObject().put("name", "local").put("gpu_type", "local").put("backend", "worker")
         .put("max_nodes", 0).put("status", "active").put("ready", true), local);
-    assertEquals(0, calls(fake, "fleets/get"), "neither the unknown nor the local types asked dstack");
+    assertEquals(0, fake.calls("fleets/get"), "neither the unknown nor the local types asked dstack");
 
     JsonObject byName = ensure(new JsonObject().put("fleet_name", FLEET));
     assertEquals("MI300X", byName.getString("gpu_type"));
@@ -349,7 +344,7 @@ class FleetManagerVerticleTest {
     assertNull(unchecked.getString("status"), "never checked: " + unchecked);
     assertEquals(false, unchecked.getBoolean("ready"));
     assertNull(unchecked.getString("last_checked"));
-    assertEquals(0, calls(fake, "fleets/get"), "a listing without refresh asks dstack nothing");
+    assertEquals(0, fake.calls("fleets/get"), "a listing without refresh asks dstack nothing");
 
     JsonObject firstHealth = health();
     JsonObject server = firstHealth.getJsonObject("dstack");
@@ -364,10 +359,10 @@ class FleetManagerVerticleTest {
     assertEquals(true, refreshed.getBoolean("ready"), refreshed.encode());
     assertEquals("active", refreshed.getString("status"));
     assertNotNull(refreshed.getString("last_checked"));
-    assertEquals(2, calls(fake, "fleets/get"), "the refresh looked the fleet up (missing), made it, looked again");
+    assertEquals(2, fake.calls("fleets/get"), "the refresh looked the fleet up (missing), made it, looked again");
     JsonObject fresh = entry(listed(true), FLEET);
     assertEquals(refreshed.getString("last_checked"), fresh.getString("last_checked"));
-    assertEquals(2, calls(fake, "fleets/get"), "a fleet checked less than 15 s ago is not asked again");
+    assertEquals(2, fake.calls("fleets/get"), "a fleet checked less than 15 s ago is not asked again");
 
     JsonObject fleetHealth = health().getJsonObject("fleets").getJsonObject(FLEET);
     assertEquals("UP", fleetHealth.getString("status"), fleetHealth.encode());
@@ -407,7 +402,7 @@ class FleetManagerVerticleTest {
     JsonObject listed = entry(listed(true), FLEET);
     assertEquals(false, listed.getBoolean("ready"));
     assertTrue(listed.getString("error").contains("Invalid token"), "the listing says why: " + listed);
-    assertEquals(0, calls(fake, "fleets/get"), "nothing but the version is asked of a server that refuses us");
+    assertEquals(0, fake.calls("fleets/get"), "nothing but the version is asked of a server that refuses us");
 
     fake.configure(new JsonObject()); // the token put right
     long fixed = System.nanoTime();
@@ -429,7 +424,7 @@ class FleetManagerVerticleTest {
     JsonObject server = health().getJsonObject("dstack");
     assertEquals("DOWN", server.getString("status"));
     assertTrue(server.getString("error").contains("needs 0.19.33"), server.encode());
-    assertEquals(0, calls(fake, "fleets/get"));
+    assertEquals(0, fake.calls("fleets/get"));
   }
 
   @Test
@@ -441,9 +436,9 @@ class FleetManagerVerticleTest {
     for (int attempt = 1; attempt <= 2; attempt++) {
       assertUnavailable(refusal(Addresses.FLEET_ENSURE, new JsonObject().put("gpu_type", "MI300X")),
           "fleets/get_plan answered 422", "Extra inputs are not permitted", "bogus");
-      assertEquals(attempt, calls(fake, "fleets/get_plan"), "a failed check does not stay stuck: asked again");
+      assertEquals(attempt, fake.calls("fleets/get_plan"), "a failed check does not stay stuck: asked again");
     }
-    assertEquals(0, calls(fake, "fleets/apply"), "a refused plan is not applied");
+    assertEquals(0, fake.calls("fleets/apply"), "a refused plan is not applied");
     assertNull(dstackFleet(fake));
     JsonObject fleet = entry(listed(false), FLEET);
     assertEquals(false, fleet.getBoolean("ready"));
@@ -489,8 +484,8 @@ class FleetManagerVerticleTest {
     assertTrue(fleet.getString("error").contains("AMD_FLEET_DRY_RUN"), fleet.encode());
     JsonObject written = new JsonObject(Files.readString(specFile()));
     assertEquals(FLEET, written.getJsonObject("configuration").getString("name"));
-    assertEquals(0, calls(fake, "fleets/get_plan"));
-    assertEquals(0, calls(fake, "fleets/apply"));
+    assertEquals(0, fake.calls("fleets/get_plan"));
+    assertEquals(0, fake.calls("fleets/apply"));
     assertNull(dstackFleet(fake), "nothing was made on dstack");
   }
 

@@ -403,7 +403,8 @@ class WorkerFlowTest {
     return created.json().getString("token");
   }
 
-  private static String signed(AgentOutput.EventKey key, String type, JsonObject fields) {
+  /** An agent's line of {@code type} with {@code fields}, signed with the run's key (as a worker relays it). */
+  static String signed(AgentOutput.EventKey key, String type, JsonObject fields) {
     return AgentOutput.signedLine(key, fields.copy().put("type", type).encode());
   }
 

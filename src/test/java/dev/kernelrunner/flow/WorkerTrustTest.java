@@ -1,5 +1,6 @@
 package dev.kernelrunner.flow;
 
+import static dev.kernelrunner.flow.WorkerFlowTest.signed;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -397,9 +398,5 @@ class WorkerTrustTest {
     try (SseClient events = service.events(id, userToken, Map.of())) {
       return events.untilEnd(WAIT);
     }
-  }
-
-  private static String signed(AgentOutput.EventKey key, String type, JsonObject fields) {
-    return AgentOutput.signedLine(key, fields.copy().put("type", type).encode());
   }
 }

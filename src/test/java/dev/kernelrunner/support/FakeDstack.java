@@ -121,6 +121,12 @@ public final class FakeDstack implements AutoCloseable {
   public JsonObject state() throws IOException, InterruptedException {
     return fake("state");
   }
+  /** How many requests of the last 500 went to a path ending in {@code /call} (such as {@code fleets/get}). */
+  public long calls(String call) throws IOException, InterruptedException {
+    return state().getJsonArray("requests").stream().map(JsonObject.class::cast)
+        .filter(request -> request.getString("path").endsWith("/" + call)).count();
+  }
+
 
   public JsonObject runs() throws IOException, InterruptedException {
     return state().getJsonObject("runs");

@@ -197,11 +197,6 @@ class WorkerRunsVerticleTest {
     return List.of("terminating", "terminated").contains(status(fake, name));
   }
 
-  private static long calls(FakeDstack fake, String call) throws Exception {
-    return fake.state().getJsonArray("requests").stream().map(JsonObject.class::cast)
-        .filter(request -> request.getString("path").endsWith("/" + call)).count();
-  }
-
   /** A run made on dstack by someone else than the verticle (its command sleeps). */
   private static void applyRun(FakeDstack fake, String name) throws Exception {
     JsonObject spec = new JsonObject().put("run_name", name).put("configuration", new JsonObject()
@@ -264,7 +259,7 @@ class WorkerRunsVerticleTest {
     assertEquals(2, everRuns(fake).size(), "never more than AMD_FLEET_MAX_NODES runs");
     assertEquals(2, tokenCreates.size());
     assertEquals(List.of(), revokes, "nothing to revoke");
-    assertEquals(0, calls(fake, "runs/stop"), "nothing stopped");
+    assertEquals(0, fake.calls("runs/stop"), "nothing stopped");
   }
 
   // ---- stopping and forgetting
@@ -284,13 +279,13 @@ class WorkerRunsVerticleTest {
     queued.set(1);
     awaitTicks(3);
     assertEquals(List.of(), revokes, "a busy run, or an idle one while work waits, is kept");
-    assertEquals(0, calls(fake, "runs/stop"));
+    assertEquals(0, fake.calls("runs/stop"));
 
     queued.set(0);
     awaitTrue("the idle run's token is revoked", () -> revoked().contains(name));
     assertEquals(new JsonObject().put("user_id", name).put("role", "worker"), revokes.get(0),
         "every worker token of that run's user");
-    assertTrue(calls(fake, "runs/stop") >= 1, "the run was stopped on dstack");
+    assertTrue(fake.calls("runs/stop") >= 1, "the run was stopped on dstack");
     awaitTrue("dstack stops the run", () -> stopping(fake, name));
     awaitTrue("its token's secret is deleted", () -> !fake.state().getJsonArray("secrets")
         .contains(WorkerRunsVerticle.secretName(name)));
@@ -334,7 +329,7 @@ class WorkerRunsVerticleTest {
     awaitTrue("the new run is on dstack", () -> everRuns(fake).contains(next));
     assertEquals("terminated", status(fake, dead));
     assertFalse(revoked().contains(next), "the new run's token stays live");
-    assertEquals(1, calls(fake, "runs/stop"), "only the test's abort: a dead run needs no stop");
+    assertEquals(1, fake.calls("runs/stop"), "only the test's abort: a dead run needs no stop");
   }
 
   @Test
@@ -394,7 +389,7 @@ class WorkerRunsVerticleTest {
     awaitTicks(2);
     queued.set(1);
     awaitTrue("new work starts a new run", () -> tokenCreates.size() == 2);
-    assertEquals(1, calls(fake, "runs/stop"), "the stopped run is stopped once");
+    assertEquals(1, fake.calls("runs/stop"), "the stopped run is stopped once");
   }
 
   // ---- failures
@@ -409,7 +404,7 @@ class WorkerRunsVerticleTest {
     assertEquals(List.of(), tokenCreates, "a tick that could not list the runs starts none");
     assertEquals(List.of(), ensures);
     assertEquals(0, everRuns(fake).size());
-    assertTrue(calls(fake, "users/get_my_user") >= 3, "each tick asked dstack again (for its user, then its runs)");
+    assertTrue(fake.calls("users/get_my_user") >= 3, "each tick asked dstack again (for its user, then its runs)");
 
     fake.configure(new JsonObject()); // the token put right
     awaitTrue("a run is started", () -> tokenCreates.size() == 1 && everRuns(fake).size() == 1);
@@ -427,15 +422,15 @@ class WorkerRunsVerticleTest {
     deploy(fake, Map.of("DSTACK_TASK_TEMPLATE", template.toString()));
     awaitTrue("the fleet is asked on later ticks too", () -> ensures.size() >= 2);
     assertEquals(List.of(), tokenCreates, "no token without a fleet");
-    assertEquals(0, calls(fake, "runs/apply"));
+    assertEquals(0, fake.calls("runs/apply"));
 
     ensureFails.set(false);
-    awaitTrue("two runs refused by dstack", () -> calls(fake, "runs/apply") >= 2 && tokenCreates.size() >= 2
+    awaitTrue("two runs refused by dstack", () -> fake.calls("runs/apply") >= 2 && tokenCreates.size() >= 2
         && revoked().containsAll(created()));
     List<String> tried = created();
     assertNotEquals(tried.get(0), tried.get(1), "each attempt is a new run with a new token");
     assertTrue(revoked().containsAll(tried), "every token made for a refused run is revoked: " + revokes);
     assertEquals(0, everRuns(fake).size(), "dstack runs none of them");
-    assertTrue(calls(fake, "runs/stop") >= 2, "each refused run is stopped in case it went through");
+    assertTrue(fake.calls("runs/stop") >= 2, "each refused run is stopped in case it went through");
   }
 }
