@@ -15,7 +15,8 @@ public final class RunOrder {
 
   /**
    * Follow again a run that an earlier instance of the service started on {@code backend} (it went on while the
-   * service was down), from where {@code resume} says; answered {@code true} at once, as a start is.
+   * service was down), from where {@code resume} says; answered {@code true} once the backend follows it (if it
+   * cannot, that arrives as the run's end).
    */
   public record Attach(String backend, Backend.Resume resume) implements ForSubmission {
     @Override

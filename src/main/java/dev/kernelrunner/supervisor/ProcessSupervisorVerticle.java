@@ -172,7 +172,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     run.eventKey = resume.eventKey();
     runs.put(id, run);
     log.info("following {} run {} of {} again (from log line {})", backendName, run.runName, id, resume.lines());
-    backend.attach(resume, listener(run))
+    // Answered once the backend follows the run (or has said, as this run's end, why it cannot): a worker naming
+    // its job right after the start then finds the job held for its holder, not unknown.
+    return backend.attach(resume, listener(run))
         .onSuccess(handle -> {
           started(run, handle, backendName);
           if (resume.lines() > 0) {
@@ -181,8 +183,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
         })
         .onFailure(error -> finish(run, new Progress.Failed(EventType.ERROR, new JsonObject()
             .put("message", "the service restarted and could not follow this run again")
-            .put("details", error.getMessage())), List.of()));
-    return Future.succeededFuture(true);
+            .put("details", error.getMessage())), List.of()))
+        .transform(ar -> Future.succeededFuture(true));
   }
 
   private Future<Integer> sweep(RunOrder.Sweep order) {

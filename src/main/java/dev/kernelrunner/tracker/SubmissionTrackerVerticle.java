@@ -115,7 +115,10 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     List<Future<?>> requests = new ArrayList<>();
     for (RunOrder.Attach attach : toAttach) {
       String id = attach.submissionId();
-      requests.add(bus.request(Addresses.SUPERVISOR_ATTACH, attach).onFailure(error -> {
+      // Answered once the run is followed, which for a dstack run takes a call to dstack.
+      DeliveryOptions wait = new DeliveryOptions()
+          .setSendTimeout(config.dstack().requestTimeout().multipliedBy(2).plusSeconds(30).toMillis());
+      requests.add(bus.request(Addresses.SUPERVISOR_ATTACH, attach, wait).onFailure(error -> {
         log.error("could not re-attach to {}: {}", id, error.toString());
         Tracked tracked = active.get(id);
         if (tracked != null) {
