@@ -1,6 +1,7 @@
 package dev.kernelrunner.backend;
 
 import dev.kernelrunner.model.EventType;
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 
@@ -26,8 +27,13 @@ public interface RunListener {
     onFailed(EventType.ERROR, new JsonObject().put("message", reason), logTail);
   }
 
-  /** The backend's name for the run changed (a new attempt). */
-  default void onRunName(String runName) {}
+  /**
+   * The backend's name for the run changed (a new attempt, or a holder named in it); done once the name is stored
+   * with the submission, so that a restart from then on sees it.
+   */
+  default Future<Void> onRunName(String runName) {
+    return Future.succeededFuture();
+  }
 
   /**
    * Every event of the first {@code lines} log lines has been handed over; {@code position} is the backend's note

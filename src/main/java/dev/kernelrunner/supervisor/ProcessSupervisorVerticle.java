@@ -231,7 +231,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     if (!run.provisions) {
       armTimeLimit(run);
     }
-    register(run);
+    register(run).onComplete(ar -> run.registered.tryComplete());
   }
 
   /** The time limit covers the agent's work; a backend that provisions bounds its wait for a machine itself. */
@@ -248,14 +248,15 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     });
   }
 
-  private void register(Run run) {
+  private Future<Void> register(Run run) {
     Backend.RunHandle handle = run.handle;
-    Bus.request(bus, Addresses.REGISTRY_REGISTER, new JsonObject().put("submission_id", run.id)
+    return Bus.request(bus, Addresses.REGISTRY_REGISTER, new JsonObject().put("submission_id", run.id)
             .put("backend", run.backend).put("pid", handle.pid()).put("node", handle.node())
             .put("run_name", handle.runName())
             // Kept only for a run that outlives the service: the next start checks its events with it.
             .put("event_key", handle.survivesRestart() ? run.eventKey : null))
-        .onFailure(error -> log.warn("could not register {}: {}", run.id, error.toString()));
+        .onFailure(error -> log.warn("could not register {}: {}", run.id, error.toString()))
+        .mapEmpty();
   }
 
   private RunListener listener(Run run) {
@@ -292,11 +293,11 @@ public class ProcessSupervisorVerticle extends VerticleBase {
       }
 
       @Override
-      public void onRunName(String runName) {
+      public Future<Void> onRunName(String runName) {
         run.runName = runName;
-        if (run.handle != null) {
-          register(run);
-        }
+        // Before the backend's handle is here, the first registration stores the name (it asks the handle).
+        return run.handle != null ? register(run).recover(error -> Future.succeededFuture())
+            : run.registered.future();
       }
 
       @Override
@@ -429,6 +430,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     boolean finished;
     long timer = -1;
     Future<?> lastEvent = Future.succeededFuture();
+    /** Done once the run's first registration is stored (or has failed). */
+    final Promise<Void> registered = Promise.promise();
     /** The run's log position: each write stores where the lines whose events were stored by then end. */
     final LatestWriter<Supplier<Future<?>>> logPosition = new LatestWriter<>(Supplier::get);
     /** The profiler report's pieces, until PROFILED says the run is done. */

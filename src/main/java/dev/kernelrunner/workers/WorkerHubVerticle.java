@@ -140,6 +140,7 @@ public final class WorkerHubVerticle extends VerticleBase {
         push(worker.connectionId, "drop", new JsonObject().put("job_id", hello.holding()));
       } else {
         bind(held, worker);
+        held.sent = true; // the worker has it
         reply.put("job_id", held.id).put("resume_from", held.lines.consumed());
         log.info("worker {} is back with job {} of {} (from line {})", worker.id, held.id, held.submissionId,
             held.lines.consumed());
@@ -275,24 +276,34 @@ public final class WorkerHubVerticle extends VerticleBase {
       }
       queue.poll();
       Worker worker = workers.get(chosen);
-      bind(job, worker);
       log.info("job {} of {} goes to worker {} ({})", job.id, job.submissionId, worker.id, worker.host);
-      push(worker.connectionId, "job", new JsonObject().put("job_id", job.id).put("submission_id", job.submissionId)
-          .put("payload", job.payload));
+      // Sent once its holder is stored: a restart in between must not leave the job for any token to take.
+      bind(job, worker).onComplete(ar -> {
+        if (worker.job == job && job.state == JobState.RUNNING && !job.killing) {
+          job.sent = true;
+          push(worker.connectionId, "job", new JsonObject().put("job_id", job.id)
+              .put("submission_id", job.submissionId).put("payload", job.payload));
+        }
+      });
     }
   }
 
-  private void bind(Job job, Worker worker) {
+  /** Done, on the hub's context, once the job's holder is stored. */
+  private Future<Void> bind(Job job, Worker worker) {
     job.worker = worker;
     job.state = JobState.RUNNING;
     vertx.cancelTimer(job.lostTimer);
     worker.job = job;
-    if (job.holder == null) {
-      // Given to this token: its run name says so from now on, so that after a restart only it may resume the job.
-      job.holder = worker.token.id();
-      String runName = job.runName();
-      job.caller.runOnContext(v -> job.listener.onRunName(runName));
+    if (job.holder != null) {
+      return Future.succeededFuture();
     }
+    // Given to this token: its run name says so from now on, so that after a restart only it may resume the job.
+    job.holder = worker.token.id();
+    String runName = job.runName();
+    Promise<Void> stored = Promise.promise();
+    job.caller.runOnContext(v -> job.listener.onRunName(runName)
+        .onComplete(ar -> context.runOnContext(x -> stored.complete())));
+    return stored.future();
   }
 
   private void armLost(Job job) {
@@ -427,6 +438,10 @@ public final class WorkerHubVerticle extends VerticleBase {
     switch (job.state) {
       case WAITING, AWAY -> exited(job, null);
       case RUNNING -> {
+        if (!job.sent) { // bound, its holder not stored yet: the worker never saw it
+          exited(job, null);
+          return;
+        }
         push(job.worker.connectionId, "cancel", new JsonObject().put("job_id", job.id));
         // A worker that never answers does not hold the submission forever.
         job.killTimer = vertx.setTimer(config.agent().killGrace().toMillis() + 5000, t -> {
@@ -532,6 +547,8 @@ public final class WorkerHubVerticle extends VerticleBase {
     /** The id of the worker token it was given to (null until then): only that token may resume it. */
     String holder;
     boolean killing;
+    /** Pushed to its worker (or resumed by it): the worker knows it. */
+    boolean sent;
     long lostTimer = -1;
     long killTimer = -1;
 

@@ -40,7 +40,8 @@ import org.junit.jupiter.api.Test;
  * The worker hub deployed alone, the tracker's capacity address stubbed on the bus, the HTTP edge played by the test
  * (it sends the hub's {@link WorkerProtocol} messages and listens on each stream's push address) and the supervisor
  * played by the test through the hub's {@link Backend}. Covered: a worker connecting raises its GPU type's capacity
- * at the tracker and leaving lowers it; refused connects; a job reaches a free connected worker of its type only;
+ * at the tracker and leaving lowers it; refused connects; a job reaches a free connected worker of its type only,
+ * and only once its holder is stored;
  * a job's lines are taken once each and in order; an exit ends the run with its code and tail once every line is
  * in; a kill ends a waiting job at once and asks a running one's worker; a worker gone past WORKER_LOST_SECONDS
  * makes its run lost, one back in time keeps it; a worker that changes GPU type has both types recounted.
@@ -84,6 +85,9 @@ class WorkerHubVerticleTest {
     volatile List<String> tail;
     volatile String lostWhy;
     volatile long endedAtNanos;
+    final List<String> runNames = new CopyOnWriteArrayList<>();
+    /** Done when the supervisor has stored the run's name (the test says when). */
+    volatile Promise<Void> nameStored = null;
 
     private void check() {
       if (Vertx.currentContext() != caller) {
@@ -120,6 +124,13 @@ class WorkerHubVerticleTest {
       this.tail = logTail;
       endedAtNanos = System.nanoTime();
       calls.add("lost");
+    }
+
+    @Override
+    public Future<Void> onRunName(String runName) {
+      check();
+      runNames.add(runName);
+      return nameStored == null ? Future.succeededFuture() : nameStored.future();
     }
 
     @Override
@@ -210,11 +221,14 @@ class WorkerHubVerticleTest {
 
   /** Starts a run of {@code gpuType} through the hub's backend, on a context of its own (the supervisor's). */
   private Run start(String gpuType) throws Exception {
+    return start(gpuType, new Recorder());
+  }
+
+  private Run start(String gpuType, Recorder listener) throws Exception {
     String submissionId = UUID.randomUUID().toString();
     AgentOutput.EventKey key = AgentOutput.EventKey.random();
     JsonObject payload = new JsonObject().put("submission_id", submissionId).put("gpu_type", gpuType)
         .put("event_key", key.base64()).put("code", "// code");
-    Recorder listener = new Recorder();
     Context supervisor = vertx.getOrCreateContext();
     listener.caller = supervisor;
     Promise<Backend.RunHandle> handle = Promise.promise();
@@ -282,6 +296,34 @@ class WorkerHubVerticleTest {
     disconnect(a); // a stream closed twice (or never known) changes nothing
     settle(100);
     assertEquals(4, capacities.size(), "no capacity message for an unknown stream: " + capacities);
+  }
+
+  @Test
+  void aJobGoesToItsWorkerOnlyOnceItsHolderIsStored() throws Exception {
+    // Before, the job was pushed at once: a restart before the name was stored left it for any token to take.
+    Recorder slow = new Recorder();
+    slow.nameStored = Promise.promise();
+    Run run = start("H100", slow);
+    Stream worker = connect("w-1", "H100", null);
+    await(() -> !slow.runNames.isEmpty(), () -> "the run renamed for its holder");
+    assertEquals(run.jobId() + "~" + TOKEN.id(), slow.runNames.get(0), "the name says which token holds it");
+    settle(200);
+    assertEquals(List.of(), worker.of("job"), "not pushed while its holder is not stored");
+    vertx.runOnContext(v -> slow.nameStored.complete());
+    assertEquals(run.jobId(), awaitJob(worker).getString("job_id"), "pushed once it is");
+
+    // Cancelled in between: it ends at once, and its worker never sees it.
+    Recorder cancelled = new Recorder();
+    cancelled.nameStored = Promise.promise();
+    Run other = start("H100", cancelled);
+    Stream second = connect("w-2", "H100", null);
+    await(() -> !cancelled.runNames.isEmpty(), () -> "the second run renamed");
+    other.handle().kill();
+    await(() -> !cancelled.ends().isEmpty(), () -> "the cancelled run ended: " + cancelled.calls);
+    assertEquals(List.of("exit null"), cancelled.ends(), "ended once, without an exit code");
+    vertx.runOnContext(v -> cancelled.nameStored.complete());
+    settle(200);
+    assertEquals(List.of(), second.pushes(), "neither the job nor a cancel reached the worker");
   }
 
   @Test
