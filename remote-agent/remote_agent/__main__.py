@@ -4,6 +4,7 @@ import argparse
 import ctypes
 import json
 import os
+import signal
 import sys
 
 from remote_agent import sandbox
@@ -12,6 +13,7 @@ from remote_agent.events import Emitter
 from remote_agent.payload import take_cache_secret, take_event_key
 
 PR_SET_DUMPABLE = 4
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def own_session():
@@ -20,6 +22,20 @@ def own_session():
         os.setsid()
     except OSError:
         pass  # already a session leader (started by setsid)
+
+
+def stop_on_signals():
+    """dstack stops a run with SIGINT to its command and SIGKILL 10 s later (runner/internal/runner/executor/
+    executor.go:504-512; the agent is that command: the run's shell `exec`s it); the service and a worker stop a job
+    with TERM to its processes; a lost terminal sends HUP. Each ends the job at once, its room and every process of
+    the job's with it (``main``'s ``finally``), with the exit code a shell gives a death by that signal (128 + it)."""
+    def stop(signum, frame):
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)  # the clean-up is not cut short by a second signal
+        raise SystemExit(128 + signum)
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, stop)
 
 
 def not_dumpable():
@@ -45,6 +61,7 @@ def main(argv=None):
         from remote_agent import gpu_worker
         return gpu_worker.main(argv[1:])
     own_session()
+    stop_on_signals()
     not_dumpable()
     parser = argparse.ArgumentParser(prog="remote_agent")
     parser.add_argument("--payload", required=True, help="the submission's payload JSON file; - for stdin")

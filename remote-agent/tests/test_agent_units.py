@@ -6,6 +6,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -539,6 +540,24 @@ class AgentWithoutGpuTest(unittest.TestCase):
                 "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))")
         done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
         self.assertEqual("0", done.stdout.strip(), done.stderr)
+
+    def test_a_stop_signal_ends_the_job_with_its_room(self):
+        # dstack's stop: SIGINT to the run's command, a shell that exec'ed the agent (conf/dstack/task.json); the
+        # service's and a worker's: TERM. Before, SIGINT was a KeyboardInterrupt's traceback, TERM a death with no
+        # clean-up. The agent waits on its payload (a FIFO nobody writes) when the signal comes.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            work = tempfile.mkdtemp()
+            path = os.path.join(work, "payload.json")
+            os.mkfifo(path)
+            agent = subprocess.Popen(["/bin/sh", "-c", "exec %s -m remote_agent --payload %s" % (sys.executable, path)],
+                                     cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            first = agent.stderr.readline()
+            self.assertIn("run in a room", first)
+            agent.send_signal(sig)
+            out, err = agent.communicate(timeout=30)
+            self.assertEqual(128 + sig, agent.returncode, first + err)
+            self.assertEqual("", out)
+            self.assertNotIn("Traceback", err)
 
     def test_without_a_key_it_exits_without_an_event(self):
         work = tempfile.mkdtemp()

@@ -226,7 +226,9 @@ public class WorkerRunsVerticle extends VerticleBase {
         new JsonObject().put("KERNEL_RUNNER_WORKER_TOKEN", tokenReference));
     task.remove("max_duration"); // a worker lives until it is stopped
     // dstack runs the commands in /bin/sh -i -c: every word we add is quoted (a URL may hold '&', ';' or spaces).
-    task.put("commands", new JsonArray().add("cd remote-agent").add(config.dstackWorkers().command()
+    // The worker replaces the shell (exec): dstack's stop, SIGINT to that process, reaches it
+    // (runner/internal/runner/executor/executor.go:504-512).
+    task.put("commands", new JsonArray().add("cd remote-agent").add("exec " + config.dstackWorkers().command()
         + " --server " + ShellWords.quote(config.dstackWorkers().publicUrl()) + " --gpu-type "
         + ShellWords.quote(gpuType) + " --host " + ShellWords.quote(runName)));
     return new JsonObject().put("run_name", runName).put("configuration", task)

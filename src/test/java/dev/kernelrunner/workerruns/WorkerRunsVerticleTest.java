@@ -241,7 +241,7 @@ class WorkerRunsVerticleTest {
       assertFalse(spec.encode().contains(tokens.get(name)), "the token is nowhere in the spec");
       assertTrue(fake.state().getJsonArray("secrets").contains(WorkerRunsVerticle.secretName(name)));
       assertEquals("1", conf.getJsonObject("env").getString("PYTHONUNBUFFERED"), "the template's env is kept");
-      assertEquals(new JsonArray().add("cd remote-agent").add("sh worker.sh --server " + PUBLIC_URL
+      assertEquals(new JsonArray().add("cd remote-agent").add("exec sh worker.sh --server " + PUBLIC_URL
           + " --gpu-type MI300X --host " + name), conf.getJsonArray("commands"));
       assertFalse(conf.containsKey("max_duration"), "a worker lives until it is stopped: " + conf);
       assertEquals(new JsonArray().add("amd-mi300x-fleet"), conf.getJsonArray("fleets"));
