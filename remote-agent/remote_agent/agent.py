@@ -547,7 +547,7 @@ class Agent:
         try:
             outcome = verification.run(
                 lambda: start_pair(self.room, work, argv, env, tool, output), judge_job,
-                payload.input_secret or os.urandom(32), payload.limits["test_seconds"] + (120 if tool else 0), log,
+                payload.limits["test_seconds"] + (120 if tool else 0), log,
                 started=started, await_worker=tool is not None, on_start=run.hold if run else None,
                 on_passed=on_passed, linger=run is not None)
             figures = output.text() if output else ""
@@ -674,7 +674,6 @@ class Agent:
         judge_job = dict({k: self.job[k] for k in ("problem", "dtype", "problems_dir")}, timed=True)
         began = time.monotonic()
         outcome = verification.run(lambda: start_pair(self.room, work, argv, env), judge_job,
-                                   payload.input_secret or os.urandom(32),
                                    limit or payload.limits["benchmark_seconds"], log, started=started,
                                    await_worker=False)
         log("agent: timed (%s) in %.2f s: %s" % (pair, time.monotonic() - began, outcome.status))

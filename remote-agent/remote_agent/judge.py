@@ -1,6 +1,7 @@
 """The judge: checks a solution on inputs it alone knows, from a process the solution never runs in.
-``python3 -m remote_agent.judge``; the job (problem, dtype, the submission's input secret in hex) is the first line
-of its standard input, never a file: the worker that runs user code runs as the same user and could read one.
+``python3 -m remote_agent.judge``; the job (problem, dtype) is the first line of its standard input. The secret its
+inputs derive from is drawn here, in this process, and never leaves it: not in the payload, not through the agent or
+the worker, not in a file (the worker that runs user code runs as the same user and could read one).
 
 The worker reports its own checks and times, and user code in it can write anything to any descriptor it has,
 those reports included. So the agent asks the judge: per test, the judge makes a fresh input set from the secret
@@ -23,6 +24,7 @@ import hashlib
 import hmac
 import json
 import pickle
+import secrets
 import sys
 import time
 
@@ -32,8 +34,8 @@ PR_SET_DUMPABLE = 4
 
 
 def _seed(secret, label):
-    """HMAC-SHA256 of ``label`` under the submission's secret, as a 63-bit seed: inputs reproducible by whoever
-    holds the secret and nobody else."""
+    """HMAC-SHA256 of ``label`` under the judge's secret, as a 63-bit seed: inputs nobody outside the judge
+    can know."""
     return int.from_bytes(hmac.new(secret, label, hashlib.sha256).digest()[:8], "big") >> 1
 
 
@@ -87,7 +89,7 @@ def main():
     if not line.strip():
         return 0  # not needed after all
     job = json.loads(line)
-    secret = bytes.fromhex(job.pop("secret"))
+    secret = secrets.token_bytes(32)
     harness = worker.Harness(job, torch)
     pool, exported = shared_pool(torch), []
     if pool is None:

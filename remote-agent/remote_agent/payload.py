@@ -29,9 +29,6 @@ class Payload:
     mode: str
     limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
     benchmark: dict = field(default_factory=dict)
-    # The submission's input secret (the service's, never shown to its owner): only the judge derives inputs from
-    # it; None (an older service) makes the agent draw one of its own.
-    input_secret: bytes = None
 
 
 def take_event_key(raw_bytes):
@@ -119,15 +116,6 @@ def parse(raw_bytes):
     except (TypeError, ValueError) as e:
         problems.append("benchmark must be an object of min_runs, max_runs, target_cv, long_run_seconds, "
                         "long_runs and review_speedup: " + str(e))
-    secret = data.get("input_secret")
-    input_secret = None
-    if secret is not None:
-        try:
-            input_secret = bytes.fromhex(secret) if isinstance(secret, str) else None
-        except ValueError:
-            input_secret = None
-        if input_secret is None or len(input_secret) < 16:
-            problems.append("input_secret must be at least 16 bytes in hex")
     if problems:
         raise PayloadError(problems)
-    return Payload(submission_id, problem, language, dtype, code, mode, limits, benchmark, input_secret)
+    return Payload(submission_id, problem, language, dtype, code, mode, limits, benchmark)

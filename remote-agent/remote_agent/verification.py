@@ -34,9 +34,9 @@ def start(argv, env, cwd, preexec, pass_fds=(), stdout=subprocess.PIPE):
                             pass_fds=pass_fds)
 
 
-def run(start_pair, job, secret, timeout, log=None, started=None, on_passed=None, await_worker=True, on_start=None,
+def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_worker=True, on_start=None,
         linger=False):
-    """Runs one verification; ``secret`` (bytes) reaches the judge on its standard input only. ``start_pair()``
+    """Runs one verification (the judge draws the secret its inputs derive from itself). ``start_pair()``
     starts the judge and its serving worker into the job's room, each confined on its own: CUDA IPC
     needs them to be the same user, and the judge keeps the worker out of its memory by being non-dumpable and
     restricted apart (Landlock). ``started``: (judge, worker, worker's job file) already started that way before
@@ -78,7 +78,7 @@ def run(start_pair, job, secret, timeout, log=None, started=None, on_passed=None
         threading.Thread(target=pump, args=(name, proc.stderr, keep), daemon=True).start()
     outcome = None
     try:
-        send(judge, json.dumps(dict(job, secret=secret.hex())))
+        send(judge, json.dumps(job))
         deadline = time.monotonic() + timeout
         waiting = None
         worker_gone = False

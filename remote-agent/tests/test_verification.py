@@ -13,7 +13,7 @@ from remote_agent import physics, profiler, verification
 JUDGE = textwrap.dedent('''
     import json, sys
     job = json.loads(sys.stdin.readline())
-    assert job["secret"] == "ab" * 16 and job["problem"] == "p", job
+    assert "secret" not in job and job["problem"] == "p", job  # the judge draws its own
     for test in (1, 2):
         print("CALL %d payload-%d" % (test, test), flush=True)
         answer = sys.stdin.readline().split()
@@ -70,7 +70,7 @@ class VerificationTest(unittest.TestCase):
     def run_with(self, fail="0", worker="ok", timeout=20, **options):
         with tempfile.TemporaryDirectory() as folder:
             judge, work = scripts(folder, fail, worker)
-            return verification.run(pair(folder, judge, work), {"problem": "p"}, bytes.fromhex("ab" * 16), timeout,
+            return verification.run(pair(folder, judge, work), {"problem": "p"}, timeout,
                                     log=lambda *a: None, **options)
 
     def test_every_test_called_and_passed_is_a_pass_whatever_the_worker_forged(self):
@@ -141,7 +141,7 @@ class VerificationTest(unittest.TestCase):
             _, ok_worker = scripts(os.path.join(folder, "ok"))
             # The agent's judged(): the run, told its processes as it starts them; the second test hangs.
             agent.judged = lambda payload, cwd, run: (verification.run(
-                pair(folder, judge, work), {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
+                pair(folder, judge, work), {"problem": "p"}, 60,
                 log=lambda *a: None, on_start=run.hold), None)
             run = JudgeRun(agent, None, folder)
             while not run.processes:
@@ -153,7 +153,7 @@ class VerificationTest(unittest.TestCase):
             self.assertTrue(all(p.poll() is not None for p in run.processes))
             # A pass leaves its processes idle (the agent's judged() lingers) until release() ends them.
             agent.judged = lambda payload, cwd, run: (verification.run(
-                pair(folder, judge, ok_worker), {"problem": "p"}, bytes.fromhex("ab" * 16), 60,
+                pair(folder, judge, ok_worker), {"problem": "p"}, 60,
                 log=lambda *a: None, on_start=run.hold, linger=True), None)
             passed = JudgeRun(agent, None, folder)
             self.assertEqual("PASSED", passed.outcome().status)

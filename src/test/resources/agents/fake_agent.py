@@ -83,10 +83,9 @@ def main():
         except OSError as e:  # a folder the agent's user may not write (the service's own, say)
             print("fake agent: could not echo the code: %s" % e, file=sys.stderr, flush=True)
     behaviour = directive(code, "agent", "ok")
-    if behaviour == "secret-probe":
-        # What the real agent keeps to its judge: the submission's input secret (only its length and hash go out).
-        secret = payload.get("input_secret") or ""
-        emit("COMPILING", secret_length=len(secret), secret_sha256=hashlib.sha256(secret.encode()).hexdigest())
+    if behaviour == "payload-probe":
+        # What the payload holds (its keys; the judge's input secret is not among them: the judge makes its own).
+        emit("COMPILING", keys=sorted(payload))
         emit("ERROR", message="probe done")
         return
     if behaviour.startswith("replay:"):

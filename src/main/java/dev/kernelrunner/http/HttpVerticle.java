@@ -517,7 +517,6 @@ public class HttpVerticle extends VerticleBase {
     submission.remove("last_seq");
     // Internals of the backend; the event key is the secret that makes a run's events unforgeable.
     submission.remove("event_key");
-    submission.remove("input_secret"); // the judge's inputs derive from it: not even its owner sees it
     submission.remove("log_position");
     submission.remove("log_offset");
     return submission;

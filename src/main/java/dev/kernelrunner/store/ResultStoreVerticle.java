@@ -242,8 +242,7 @@ public class ResultStoreVerticle extends VerticleBase {
   private Future<JsonObject> getSubmission(JsonObject body) {
     UUID id = parseId(body.getString("id"));
     boolean withCode = body.getBoolean("include_code", false);
-    String sql = body.getBoolean("for_run", false) ? SubmissionSql.GET_FOR_RUN
-        : withCode ? SubmissionSql.GET_WITH_CODE : SubmissionSql.GET;
+    String sql = withCode ? SubmissionSql.GET_WITH_CODE : SubmissionSql.GET;
     return pool.preparedQuery(sql).execute(Tuple.of(id))
         .compose(rows -> {
           if (rows.size() == 0) {

@@ -85,9 +85,6 @@ final class SubmissionSql {
 
   static final String GET_WITH_CODE = "SELECT " + COLUMNS + ", code FROM submissions WHERE id = $1";
 
-  /** What a run needs: the code and the input secret (never shown by the API). */
-  static final String GET_FOR_RUN = "SELECT " + COLUMNS + ", code, input_secret FROM submissions WHERE id = $1";
-
   /**
    * Newest first; {@code $1} user (null: everyone's); {@code $2}, {@code $3}: the cursor, the (created_at, id) of
    * the last row of the previous page (null: from the newest). Unique even when a batch shares a created_at.
@@ -149,9 +146,6 @@ final class SubmissionSql {
         .put("updated_at", text(row.getOffsetDateTime("updated_at")))
         .put("finished_at", text(row.getOffsetDateTime("finished_at")))
         .put("invalidated", invalidated(row));
-    if (row.getColumnIndex("input_secret") >= 0) {
-      json.put("input_secret", row.getString("input_secret"));
-    }
     if (row.getColumnIndex("code") >= 0) {
       json.put("code", row.getString("code"));
     }
