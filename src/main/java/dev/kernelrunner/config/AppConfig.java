@@ -84,9 +84,10 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
   /**
    * GPU types served by workers that connect to this service ({@code python3 -m remote_agent worker}); their
    * capacity is the connected workers'. {@code lostAfter}: how long a worker with a job may stay away before its
-   * job is re-queued (once; the second time it is ended as ERROR).
+   * job is re-queued (once; the second time it is ended as ERROR). {@code checkEvery}: how often a quarantined
+   * machine is given a check job (a known kernel in check mode) that lets it back when it passes.
    */
-  public record Workers(List<String> gpuTypes, Duration lostAfter) {}
+  public record Workers(List<String> gpuTypes, Duration lostAfter, Duration checkEvery) {}
 
   /** The seed's AMD_* settings; the dstack backend uses them. */
   public record Amd(String backend, String fleetName, String gpuType, String gpuMemory, int fleetMaxNodes,

@@ -62,6 +62,7 @@ public final class ConfigLoader {
       new Override("LOCAL_WORKER_COMMAND", "local", "worker_command"),
       new Override("WORKER_GPU_TYPES", "workers", "gpu_types"),
       new Override("WORKER_LOST_SECONDS", "workers", "lost_after_seconds"),
+      new Override("WORKER_CHECK_SECONDS", "workers", "check_every_seconds"),
       new Override("AMD_BACKEND", "amd", "backend"),
       new Override("AMD_FLEET_NAME", "amd", "fleet_name"),
       new Override("AMD_GPU_TYPE", "amd", "gpu_type"),
@@ -210,7 +211,8 @@ public final class ConfigLoader {
       }
     }
     AppConfig.Workers workers = new AppConfig.Workers(workerTypes,
-        Duration.ofSeconds(integer("workers", "lost_after_seconds", 1, 86400)));
+        Duration.ofSeconds(integer("workers", "lost_after_seconds", 1, 86400)),
+        Duration.ofSeconds(integer("workers", "check_every_seconds", 1, 86400)));
     AppConfig.Amd amd = new AppConfig.Amd(
         matching("amd", "backend", NAME, "a dstack backend name"),
         matching("amd", "fleet_name", NAME, "a fleet name of letters, digits, '-', '_' or '.'"),

@@ -5,6 +5,7 @@ import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.backend.AgentOutput;
+import dev.kernelrunner.backend.AgentPayload;
 import dev.kernelrunner.backend.Backend;
 import dev.kernelrunner.backend.RunListener;
 import dev.kernelrunner.backend.RunOrder;
@@ -147,7 +148,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
    * a blip at dispatch is not the submission's end.
    */
   private Future<JsonObject> submissionForRun(Run run, long deadline, long pauseMillis) {
-    return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", run.id).put("for_run", true))
+    return Bus.request(bus, Addresses.STORE_SUBMISSION_GET, new JsonObject().put("id", run.id).put("include_code", true))
         .recover(error -> {
           if (Failures.code(error) != Failures.UNAVAILABLE || run.stop != null || System.nanoTime() > deadline) {
             return Future.failedFuture(error);
@@ -203,23 +204,10 @@ public class ProcessSupervisorVerticle extends VerticleBase {
 
   /** What the agent gets, with a fresh secret key for signing its events (see {@link AgentOutput}). */
   private JsonObject payload(JsonObject submission, Run run) {
-    AppConfig.Limits limits = config.agent().limits();
     run.eventKey = AgentOutput.EventKey.random().base64();
-    return new JsonObject()
-        .put("event_key", run.eventKey)
-        .put("submission_id", submission.getString("id"))
-        .put("problem", submission.getString("problem"))
-        .put("language", submission.getString("language"))
-        .put("dtype", submission.getString("dtype"))
-        .put("code", submission.getString("code"))
-        .put("mode", submission.getString("mode"))
-        .put("gpu_type", submission.getString("gpu_type"))
-        // The judge's inputs derive from it (remote-agent/remote_agent/judge.py); the user's code never sees it.
-        .put("input_secret", submission.getString("input_secret"))
-        .put("limits", new JsonObject().put("compile_seconds", limits.compileSeconds())
-            .put("test_seconds", limits.testSeconds()).put("benchmark_seconds", limits.benchmarkSeconds()))
-        // A result this many times faster than the reference is published marked needs_review.
-        .put("benchmark", new JsonObject().put("review_speedup", config.agent().reviewSpeedup()));
+    return AgentPayload.of(config.agent(), submission.getString("id"), submission.getString("problem"),
+        submission.getString("language"), submission.getString("dtype"), submission.getString("code"),
+        submission.getString("mode"), submission.getString("gpu_type"), run.eventKey);
   }
 
   private void started(Run run, Backend.RunHandle handle, String backend) {

@@ -1,6 +1,7 @@
 package dev.kernelrunner.workers;
 
 import dev.kernelrunner.backend.AgentOutput;
+import dev.kernelrunner.backend.AgentPayload;
 import dev.kernelrunner.backend.Backend;
 import dev.kernelrunner.backend.RunListener;
 import dev.kernelrunner.bus.Addresses;
@@ -8,6 +9,7 @@ import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures.CodedException;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.model.EventType;
+import dev.kernelrunner.model.Mode;
 import dev.kernelrunner.model.Queues;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -18,6 +20,10 @@ import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -55,10 +61,18 @@ public final class WorkerHubVerticle extends VerticleBase {
   private final Map<String, Health> healths = new HashMap<>();
   /** Where each submission's last job was lost: its next job goes elsewhere when it can. */
   private final Map<String, String> lostOn = new HashMap<>();
+  /** The check job's problem and its known kernel (src/main/resources/check/). */
+  static final String CHECK_PROBLEM = "vector-addition";
+  private final String checkCode;
   private EventBus bus;
 
   public WorkerHubVerticle(AppConfig config) {
     this.config = config;
+    try (InputStream in = WorkerHubVerticle.class.getResourceAsStream("/check/" + CHECK_PROBLEM + ".hip")) {
+      this.checkCode = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
     this.gpuTypes = config.gpuTypes().values().stream()
         .filter(type -> AppConfig.WORKER_BACKEND.equals(type.backend())).map(AppConfig.GpuType::name).toList();
     gpuTypes.forEach(type -> waiting.put(type, new ArrayDeque<>()));
@@ -72,6 +86,8 @@ public final class WorkerHubVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     bus = vertx.eventBus();
+    // A quarantined machine whose last check failed is given another once WORKER_CHECK_SECONDS have passed.
+    vertx.setPeriodic(1000, t -> List.copyOf(workers.values()).forEach(this::maybeCheck));
     return Future.all(List.of(
         Bus.serve(bus, Addresses.WORKERS_CONNECT, this::connect, log),
         Bus.<WorkerProtocol.Disconnect>serve(bus, Addresses.WORKERS_DISCONNECT, d -> {
@@ -156,6 +172,7 @@ public final class WorkerHubVerticle extends VerticleBase {
     }
     capacityChanged(worker.gpuType);
     assignWaiting(worker.gpuType);
+    maybeCheck(worker);
     return Future.succeededFuture(reply);
   }
 
@@ -190,7 +207,7 @@ public final class WorkerHubVerticle extends VerticleBase {
           .put("jobs_done", worker.jobsDone)
           .put("health", new JsonObject().put("recent_losses", health.recentLosses(now))
               .put("losses_in_a_row", health.lossesInARow).put("restarted_recently", health.restartedRecently(now))
-              .put("quarantined", health.quarantined));
+              .put("quarantined", health.quarantined).put("check", health.lastCheck));
       if (worker.job != null) {
         entry.put("current_job", new JsonObject().put("job_id", worker.job.id)
             .put("submission_id", worker.job.submissionId).put("state", worker.job.state.name()));
@@ -277,14 +294,93 @@ public final class WorkerHubVerticle extends VerticleBase {
       queue.poll();
       Worker worker = workers.get(chosen);
       log.info("job {} of {} goes to worker {} ({})", job.id, job.submissionId, worker.id, worker.host);
-      // Sent once its holder is stored: a restart in between must not leave the job for any token to take.
-      bind(job, worker).onComplete(ar -> {
-        if (worker.job == job && job.state == JobState.RUNNING && !job.killing) {
-          job.sent = true;
-          push(worker.connectionId, "job", new JsonObject().put("job_id", job.id)
-              .put("submission_id", job.submissionId).put("payload", job.payload));
-        }
-      });
+      send(job, worker);
+    }
+  }
+
+  /** Gives {@code job} to {@code worker}: sent once its holder is stored (a restart in between must not leave the
+   * job for any token to take). */
+  private void send(Job job, Worker worker) {
+    bind(job, worker).onComplete(ar -> {
+      if (worker.job == job && job.state == JobState.RUNNING && !job.killing) {
+        job.sent = true;
+        push(worker.connectionId, "job", new JsonObject().put("job_id", job.id)
+            .put("submission_id", job.submissionId).put("payload", job.payload)
+            .put("check", job.listener instanceof Check));
+      }
+    });
+  }
+
+  /**
+   * A quarantined machine's free, connected worker gets a check job (the catalog's vector-addition with a known
+   * kernel, in check mode) when it has had none for WORKER_CHECK_SECONDS; passing it lets the machine back. It
+   * shows the machine compiles, runs and reports again; it proves nothing about honesty (the worker holds the
+   * job's key, as for any job): trust stays the pool's.
+   */
+  private void maybeCheck(Worker worker) {
+    Health health = health(worker);
+    long now = System.currentTimeMillis();
+    if (!health.quarantined || health.checking || worker.connectionId == null || worker.job != null
+        || (health.lastCheckAt >= 0 && now - health.lastCheckAt < config.workers().checkEvery().toMillis())) {
+      return;
+    }
+    health.checking = true;
+    health.lastCheckAt = now;
+    String id = UUID.randomUUID().toString(); // of no submission; ids as a submission's job's, as workers expect
+    AgentOutput.EventKey key = AgentOutput.EventKey.random();
+    JsonObject payload = AgentPayload.of(config.agent(), id, CHECK_PROBLEM, "hip", "float32", checkCode,
+        Mode.CHECK.wire(), worker.gpuType, key.base64());
+    Job job = new Job(id + "." + UUID.randomUUID().toString().substring(0, 8), id, worker.gpuType, payload,
+        new AgentOutput.RunOutput(id, key, config.agent().logTailLines()), 0, new Check(health, worker), context);
+    jobs.put(job.id, job);
+    log.info("worker {} ({}) is quarantined: check job {} goes to it", worker.id, worker.host, job.id);
+    send(job, worker);
+  }
+
+  /** A check job's end, on the hub's context: a pass lets the machine back. */
+  private final class Check implements RunListener {
+    private final Health health;
+    private final Worker worker;
+    private EventType last;
+
+    Check(Health health, Worker worker) {
+      this.health = health;
+      this.worker = worker;
+    }
+
+    @Override
+    public void onEvent(EventType type, JsonObject fields) {
+      last = type;
+    }
+
+    @Override
+    public void onExit(Integer exitCode, List<String> logTail) {
+      boolean passed = exitCode != null && exitCode == 0 && last == EventType.CHECKED;
+      done(passed, (last == null ? "no event" : last.name()) + ", exit code " + exitCode);
+    }
+
+    @Override
+    public void onFailed(EventType type, JsonObject fields, List<String> logTail) {
+      done(false, type.name() + ": " + fields.getString("message"));
+    }
+
+    @Override
+    public void onLost(String reason, List<String> logTail) {
+      done(false, "lost: " + reason);
+    }
+
+    private void done(boolean passed, String detail) {
+      health.checking = false;
+      health.lastCheck = new JsonObject().put("at", Instant.now().toString()).put("passed", passed)
+          .put("detail", detail);
+      if (passed && health.quarantined) {
+        health.quarantined = false;
+        health.lossesInARow = 0;
+        log.info("worker {} ({}) passed its check job: back in service", worker.id, worker.host);
+        assignWaiting(worker.gpuType);
+      } else if (!passed) {
+        log.warn("worker {} ({}) failed its check job ({}): still quarantined", worker.id, worker.host, detail);
+      }
     }
   }
 
@@ -405,8 +501,8 @@ public final class WorkerHubVerticle extends VerticleBase {
 
   /** The job is over and its process gone ({@code exitCode} null: not known): the supervisor hears it. */
   private void exited(Job job, Integer exitCode) {
-    if (job.worker != null && exitCode != null) {
-      health(job.worker).lossesInARow = 0; // it saw a job through
+    if (job.worker != null && exitCode != null && !(job.listener instanceof Check)) {
+      health(job.worker).lossesInARow = 0; // it saw a job through (a check job's listener decides on its own)
       lostOn.remove(job.submissionId);
     }
     end(job);
@@ -421,10 +517,12 @@ public final class WorkerHubVerticle extends VerticleBase {
     if (job.worker != null) {
       Health health = health(job.worker);
       if (health.lost(System.currentTimeMillis())) {
-        log.warn("worker {} ({}) lost {} jobs in a row: quarantined (no jobs until an admin lets it back)",
-            job.worker.id, job.worker.host, health.lossesInARow);
+        log.warn("worker {} ({}) lost {} jobs in a row: quarantined (no jobs until it passes a check job or an admin "
+            + "lets it back)", job.worker.id, job.worker.host, health.lossesInARow);
       }
-      lostOn.put(job.submissionId, health.key);
+      if (!(job.listener instanceof Check)) {
+        lostOn.put(job.submissionId, health.key);
+      }
     }
     end(job);
     job.caller.runOnContext(v -> job.listener.onLost(why, job.output.tail()));
@@ -468,7 +566,7 @@ public final class WorkerHubVerticle extends VerticleBase {
    * How one GPU of one machine (a worker token, a host, a device) has done lately: the jobs it lost (its worker
    * went away with them, or came back without them), how many in a row, whether its worker process came back under
    * a new id lately (a crash loop), and whether it is quarantined ({@link #QUARANTINE_AFTER} losses in a row: no
-   * jobs until an admin lets it back).
+   * jobs until it passes a check job or an admin lets it back), and its check jobs.
    */
   private static final class Health {
     static final long RECENT_MS = java.time.Duration.ofMinutes(10).toMillis();
@@ -478,6 +576,10 @@ public final class WorkerHubVerticle extends VerticleBase {
     final ArrayDeque<Long> losses = new ArrayDeque<>();
     int lossesInARow;
     boolean quarantined;
+    /** A check job is out; when the last was given (-1: never); how it went (null: none yet). */
+    boolean checking;
+    long lastCheckAt = -1;
+    JsonObject lastCheck;
     String lastWorkerId;
     long restartedAt = -1;
 

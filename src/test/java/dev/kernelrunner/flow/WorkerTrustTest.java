@@ -36,7 +36,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * service, with the real worker and hand-written ones that speak the protocol: a worker that forges a "verified"
  * result from everything its job gave it does not rank unless its pool is trusted; a token serves only its pool's
  * GPU types and never this host's own; after a restart only the token a job was given to may take it back; a
- * crash-looping machine waits behind a healthy one and a lost job goes elsewhere; a revoked token's stream closes.
+ * crash-looping machine waits behind a healthy one and a lost job goes elsewhere; a machine that loses three jobs in
+ * a row gets only a check job until it passes one; a revoked token's stream closes.
  */
 @ExtendWith(VertxExtension.class)
 class WorkerTrustTest {
@@ -209,6 +210,44 @@ class WorkerTrustTest {
         assertNull(aBack.poll("job", Duration.ofMillis(300)));
       }
     }
+  }
+
+  @Test
+  void aMachineThatLosesThreeJobsInARowGetsOnlyACheckJobUntilItPassesOne() throws Exception {
+    String box = token("lossy-box", "team", true, null);
+    String key = enroll(box);
+    String user = service.userToken("lou");
+    // A worker that comes back without its job has lost it: the first job twice (re-queued once, then an ERROR),
+    // the second once. Three in a row.
+    String first = submit(user, "// agent: ok");
+    String second = submit(user, "// agent: ok");
+    ScriptedWorker worker = ScriptedWorker.open(port, box, "lossy", GPU, null, "lossy", "0", key);
+    for (String id : List.of(first, first, second)) {
+      assertEquals(id, worker.next("job").getString("submission_id"));
+      worker.close();
+      worker = ScriptedWorker.open(port, box, "lossy", GPU, null, "lossy", "0", key);
+    }
+    try (ScriptedWorker back = worker) {
+      JsonObject check = back.next("job");
+      assertTrue(check.getBoolean("check"), "a check job: " + check.encode());
+      JsonObject payload = check.getJsonObject("payload");
+      assertEquals("check", payload.getString("mode"));
+      JsonObject health = worker("lossy").getJsonObject("health");
+      assertTrue(health.getBoolean("quarantined"), health.encode());
+      String waiting = submit(user, "// agent: ok");
+      assertNull(back.poll("job", Duration.ofMillis(300)), "no user job while it is quarantined");
+      AgentOutput.EventKey jobKey = AgentOutput.EventKey.of(payload.getString("event_key"));
+      String jobId = check.getString("job_id");
+      back.lines(jobId, 0, List.of(signed(jobKey, "COMPILING", new JsonObject()),
+          signed(jobKey, "CHECKED", new JsonObject())));
+      assertTrue(back.exit(jobId, 2, 0).getBoolean("ended"));
+      assertEquals(second, back.next("job").getString("submission_id"), "passed: back in service, its lost job first");
+      health = worker("lossy").getJsonObject("health");
+      assertFalse(health.getBoolean("quarantined"), health.encode());
+      assertTrue(health.getJsonObject("check").getBoolean("passed"), health.encode());
+      assertEquals("IN_QUEUE", service.submission(waiting).getString("status"), "the next waits for a free worker");
+    }
+    assertEquals("ERROR", service.submission(first).getString("status"), "lost twice: an error, not a third try");
   }
 
   @Test

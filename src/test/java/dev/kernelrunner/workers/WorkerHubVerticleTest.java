@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
  * (it sends the hub's {@link WorkerProtocol} messages and listens on each stream's push address) and the supervisor
  * played by the test through the hub's {@link Backend}. Covered: a worker connecting raises its GPU type's capacity
  * at the tracker and leaving lowers it; refused connects; a job reaches a free connected worker of its type only,
- * and only once its holder is stored;
+ * and only once its holder is stored; a machine that loses three jobs in a row gets only check jobs until one passes;
  * a job's lines are taken once each and in order; an exit ends the run with its code and tail once every line is
  * in; a kill ends a waiting job at once and asks a running one's worker; a worker gone past WORKER_LOST_SECONDS
  * makes its run lost, one back in time keeps it; a worker that changes GPU type has both types recounted.
@@ -160,7 +160,7 @@ class WorkerHubVerticleTest {
     });
     // No local GPU types (they would be worker types too); MI300X stays a dstack type.
     var config = ConfigLoader.load(Map.of("WORKER_GPU_TYPES", "H100,A100", "LOCAL_GPU_TYPES", "",
-        "WORKER_LOST_SECONDS", "1", "KILL_GRACE_SECONDS", "0"));
+        "WORKER_LOST_SECONDS", "1", "KILL_GRACE_SECONDS", "0", "WORKER_CHECK_SECONDS", "1"));
     hub = new WorkerHubVerticle(config);
     get(vertx.deployVerticle(hub));
   }
@@ -324,6 +324,64 @@ class WorkerHubVerticleTest {
     vertx.runOnContext(v -> cancelled.nameStored.complete());
     settle(200);
     assertEquals(List.of(), second.pushes(), "neither the job nor a cancel reached the worker");
+  }
+
+  @Test
+  void aMachineThatLosesThreeJobsInARowIsQuarantinedUntilItPassesACheckJob() throws Exception {
+    for (int i = 0; i < 3; i++) {
+      Run run = start("H100");
+      Stream stream = connect("w-1", "H100", null);
+      awaitJob(stream);
+      disconnect(stream); // and not back within WORKER_LOST_SECONDS
+      await(() -> run.listener().lostWhy != null, () -> "job lost: " + run.listener().calls);
+    }
+    Stream back = connect("w-1", "H100", null);
+    JsonObject check = awaitJob(back);
+    assertTrue(check.getBoolean("check"), "a check job, not a user's: " + check);
+    JsonObject payload = check.getJsonObject("payload");
+    assertEquals("check", payload.getString("mode"));
+    assertEquals("vector-addition", payload.getString("problem"));
+    assertTrue(payload.getString("code").contains("solution("), "a known kernel: " + payload.getString("code"));
+    JsonObject health = listed().getJsonObject(0).getJsonObject("health");
+    assertTrue(health.getBoolean("quarantined"), health.encode());
+    assertEquals(3, health.getInteger("losses_in_a_row"));
+    Run waiting = start("H100");
+    settle(200);
+    assertEquals(1, back.of("job").size(), "no user job while quarantined: " + back.pushes());
+
+    // A check that fails leaves it quarantined; another comes after WORKER_CHECK_SECONDS.
+    answerCheck("w-1", check, "WRONG_ANSWER", 1);
+    await(() -> back.of("job").size() == 2, () -> "a second check job: " + back.pushes());
+    health = listed().getJsonObject(0).getJsonObject("health");
+    assertTrue(health.getBoolean("quarantined"), health.encode());
+    assertFalse(health.getJsonObject("check").getBoolean("passed"), health.encode());
+    assertTrue(health.getJsonObject("check").getString("detail").contains("WRONG_ANSWER"), health.encode());
+    JsonObject second = back.of("job").get(1).data();
+    assertTrue(second.getBoolean("check"), second.encode());
+
+    // One that passes lets it back: the waiting user job goes to it.
+    answerCheck("w-1", second, "CHECKED", 0);
+    await(() -> back.of("job").size() == 3, () -> "the user job: " + back.pushes());
+    assertEquals(waiting.jobId(), back.of("job").get(2).data().getString("job_id"));
+    health = listed().getJsonObject(0).getJsonObject("health");
+    assertFalse(health.getBoolean("quarantined"), health.encode());
+    assertEquals(0, health.getInteger("losses_in_a_row"));
+    assertTrue(health.getJsonObject("check").getBoolean("passed"), health.encode());
+    assertEquals(List.of(), waiting.listener().ends(), "the user's run goes on");
+  }
+
+  /** The worker's answer to a check job: COMPILING, then {@code last}, then its exit. */
+  private void answerCheck(String workerId, JsonObject job, String last, int exitCode) throws Exception {
+    AgentOutput.EventKey key = AgentOutput.EventKey.of(job.getJsonObject("payload").getString("event_key"));
+    List<String> lines = List.of(AgentOutput.signedLine(key, new JsonObject().put("type", "COMPILING").encode()),
+        AgentOutput.signedLine(key, new JsonObject().put("type", last).put("message", "m").encode()));
+    String jobId = job.getString("job_id");
+    WorkerProtocol.Consumed consumed = ask(Addresses.WORKERS_LINES,
+        new WorkerProtocol.Lines(TOKEN.id(), workerId, jobId, 0, lines));
+    assertEquals(2, consumed.consumed());
+    JsonObject ended = ask(Addresses.WORKERS_EXIT, new WorkerProtocol.Exit(TOKEN.id(), workerId, jobId, 2, exitCode,
+        List.of()));
+    assertTrue(ended.getBoolean("ended"), ended.encode());
   }
 
   @Test
