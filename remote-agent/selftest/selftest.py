@@ -137,6 +137,14 @@ def smoke_part():
         last = events[-1] if events else {}
         rows.append({"run": "%s %s" % (mode, slug), "verdict": last.get("type"), "message": last.get("message"),
                      "isolation": last.get("isolation"), "verification": last.get("verification")})
+    # The service's check job for a quarantined worker (src/main/resources/check/): HIP, which every agent builds.
+    check = os.path.join(HERE, "..", "..", "src", "main", "resources", "check", "vector-addition.hip")
+    if os.path.exists(check):
+        events = run_agent("smoke-check-job", "vector-addition", "hip", read(check), "check")
+        expect("smoke: the workers' check job", events, "CHECKED")
+        last = events[-1] if events else {}
+        rows.append({"run": "check job (hip vector-addition)", "verdict": last.get("type"),
+                     "message": last.get("message")})
     return rows
 
 
