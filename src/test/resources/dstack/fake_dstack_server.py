@@ -1069,7 +1069,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/fake/state":
             with lock:
                 self.answer(200, {
-                    "runs": {name: dict(r.to_json(), workdir=r.workdir, log="".join(e[2] for e in r.events), alive=container_alive(r),
+                    "runs": {name: dict(r.to_json(), workdir=r.workdir, log="".join(e[2] for e in r.events),
+                                        alive=container_alive(r),
                                         pid=r.process.pid if r.process else None) for name, r in runs.items()},
                     "ever_runs": ever_runs, "secrets": sorted(secrets), "paged_polls": paged_polls[0], "fleets": {n: fleet_json(f) for n, f in fleets.items()},
                     "archives": {h: {"id": a["id"], "size": len(a["blob"])} for h, a in archives.items()},
