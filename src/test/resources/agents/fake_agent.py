@@ -7,6 +7,8 @@ What it does is chosen by directives in the submitted code, so one agent serves 
   // delay: <seconds between events>
   // report: whole | corrupt | missing-piece   (profile mode: the report file the agent sends)
   // piece-delay: <seconds after each piece of the report>
+  // report-bytes: <size of the report file; default 384000>   (a report over the payload's report_limit_bytes, which
+  //               the dstack backend sets, is declared in PROFILED but its pieces are not sent)
   // timing: verified | unverified | never   (benchmark mode: BENCHMARKED with its times pending, then VERIFIED
   //                                          saying so after a second; never: the agent ends without it)
   // timing-method: replayed | own-process   (benchmark mode with timing: how the times were made, as
@@ -204,7 +206,8 @@ def main():
         child.kill()
         return
     if payload["mode"] == "profile":
-        profile(tests, directive(code, "report", "whole"), delay, float(directive(code, "piece-delay", "0")))
+        profile(tests, directive(code, "report", "whole"), delay, float(directive(code, "piece-delay", "0")),
+                int(directive(code, "report-bytes", "384000")), payload.get("report_limit_bytes"))
         child.kill()
         return
     time.sleep(delay)
@@ -249,7 +252,7 @@ def main():
     child.kill()
 
 
-def profile(tests, report, delay, piece_delay):
+def profile(tests, report, delay, piece_delay, size, limit):
     """Profile mode as the real agent reports it (remote_agent/profiler.py): a PROFILE_RESULT per test, the
     report file in PROFILE_REPORT pieces, PROFILED. ``// report: whole | corrupt | missing-piece``."""
     emit("PROFILING", total_tests=len(tests), tool="Nsight Compute")
@@ -262,10 +265,10 @@ def profile(tests, report, delay, piece_delay):
                   "hint": "Memory is more heavily utilized than Compute", "hint_rule": "SOLBottleneck"}
         emit("PROFILE_RESULT", result=dict(test, kernels=[kernel], duration_ms=kernel["duration_ms"]),
              total_tests=len(tests))
-    data = bytes(range(256)) * 1500  # 384,000 bytes: three pieces
+    data = (bytes(range(256)) * (size // 256 + 1))[:size]  # 384,000 bytes by default: three pieces
     digest = hashlib.sha256(data).hexdigest()
     piece = 160 * 1024
-    parts = [data[i:i + piece] for i in range(0, len(data), piece)]
+    parts = [data[i:i + piece] for i in range(0, len(data), piece)] if limit is None or size <= limit else []
     for n, part in enumerate(parts, 1):
         if report == "missing-piece" and n == 2:
             continue

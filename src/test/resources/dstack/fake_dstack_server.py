@@ -7,13 +7,15 @@ dstackai/dstack, master 511c318c; paths below are under src/dstack/_internal/ un
 A run's container is a real local process: the task's commands joined with " && " (server/services/jobs/
 configurators/base.py:582) under /bin/sh, in a pseudo-terminal (stdout and stderr merged, "\\n" written as "\\r\\n"),
 in a working folder where the run's file archives are extracted as the runner does (runner/internal/runner/
-executor/files.go:19, 62-100: the first path component renamed to the destination's last one). Its output is cut
-into log events every 500 ms or 32 KB (runner/internal/runner/executor/executor.go:40-46, 600), or at random
-byte offsets with the knob "cut_random", each with a unique, increasing timestamp (runner/.../timestamp.go).
+executor/files.go:19, 62-100: the first path component renamed to the destination's last one). Its output goes
+through the runner's ANSI stripper into whole LF-ended lines (AnsiStrip), stamped as the runner stamps them
+(MonotonicTimestamp: repeated past 999 events a second), under the runner's hourly log quota (runner_write), and
+is served as the configured log storage serves it (logs_poll: file, CloudWatch or fluent-bit ship-only).
 
 Knobs: HOME/config.json, read on every request (the tests rewrite it), see KNOBS. State: GET /fake/state.
 """
 import base64
+import codecs
 import email.parser
 import email.policy
 import io
@@ -45,13 +47,18 @@ KNOBS = {
     "vanish_after_seconds": None,     # a run disappears (deleted) this long after it starts running
     "down_from": None,                # epoch seconds: from then ...
     "down_until": None,               # ... until then, every connection is dropped unanswered
-    "cut_random": False,              # cut log events at random byte offsets instead of on time/size
+    "cut_random": False,              # cut the stripped log at random byte offsets instead of as the runner does
     "log_delay_seconds": 0,           # events become visible this long after they were written
+    "timestamp_counter_max": 999,     # the runner's per-second counter cap (timestamp.go:50)
+    "log_quota_hour": 50 * 2 ** 20,   # DSTACK_SERVER_LOG_QUOTA_PER_JOB_HOUR (server/settings.py:195-196); 0: none
+    "log_storage": "file",            # file | cloudwatch | fluentbit (ship-only): see logs_poll
+    "kill_delay_seconds": 10,         # SIGINT, then SIGKILL this long after (executor.go:504-512, killDelay)
+    "pull_seconds": None,             # how long the image pull lasts (default: step_seconds), with its progress
     "page_limit": None,               # pages of at most this many events (whatever the request's limit), so
                                       # that a short log is still served over several next_token pages
     "max_duration_seconds": None,     # overrides the task's max_duration
     "cost_usd": None,                 # a finished run's cost as dstack reports it (default: price x running time)
-    "ignore_stop": False,             # runs/stop is accepted but the container is not signalled (abort still is)
+    "ignore_stop": False,             # runs/stop is accepted but the runner is never told (no signal at all)
     "other_users": {},                # token -> username: more members of the project (their runs are theirs)
     "secrets_forbidden": False,       # the token's user is a plain member: secrets need a project manager
     "upload_limit": 2 * 2 ** 20,      # DSTACK_SERVER_CODE_UPLOAD_LIMIT (server/settings.py:190); 0: none
@@ -139,7 +146,7 @@ class Run:
         self.job = {"id": str(uuid.uuid4()), "submission_num": 0, "submitted_at": iso(now()),
                     "last_processed_at": iso(now()), "status": "submitted", "status_message": "submitted",
                     "termination_reason": None, "termination_reason_message": None, "exit_status": None,
-                    "job_provisioning_data": None}
+                    "job_provisioning_data": None, "image_pull_progress": None}
         self.step_at = time.time()
         self.process = None
         self.workdir = None
@@ -149,6 +156,9 @@ class Run:
         self.stop = None  # None, "stop" or "abort"
         self.deleted = False
         self.members = set()  # every process seen in the container (its cgroup)
+        self.clock = None  # the runner's MonotonicTimestamp, from the container's start
+        self.quota_hour, self.quota_used, self.quota_exceeded = 0, 0, False
+        self.interrupted_at = None  # when the runner sent SIGINT (a stop)
 
     def to_json(self):
         job = dict(self.job)
@@ -259,10 +269,21 @@ def advance(run, k):
                 instance["status"], instance["job"] = "busy", run.name
     elif job["status"] == "provisioning":
         job["status"] = job["status_message"] = "pulling"
+        run.pull_started = time.time()
     elif job["status"] == "pulling":
+        # JobSubmission.image_pull_progress (core/models/runs.py:422-433, 457), from the shim's pull tracker
+        # (runner/internal/shim/docker.go:132-150, jobs_running.py:937-939): bytes so far of an estimated total.
+        pull = k["pull_seconds"] if k["pull_seconds"] is not None else 0
+        done = min(1.0, (time.time() - run.pull_started) / pull) if pull else 1.0
+        total = 8 * 2 ** 30
+        job["image_pull_progress"] = {"downloaded_bytes": int(total * done), "extracted_bytes": int(total * done * 0.9),
+                                      "total_bytes": total, "is_total_bytes_final": True}
+        if done < 1.0:
+            return
         job["status"] = job["status_message"] = "running"
         run.status = "running"
         run.running_since = time.time()
+        job["image_pull_progress"] = None
         start_container(run, k)
 
 
@@ -304,6 +325,7 @@ def start_container(run, k):
         finish_job(run, "terminated", "terminated_by_server", str(e))
         return
     env["FAKE_DSTACK_RUN"] = run.name
+    run.clock = MonotonicTimestamp()
     master, slave = pty.openpty()
     run.process = subprocess.Popen(["/bin/sh", "-c", " && ".join(conf.get("commands", []))], cwd=workdir, env=env,
                                    stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
@@ -311,39 +333,241 @@ def start_container(run, k):
     threading.Thread(target=pump, args=(run, master, k), daemon=True).start()
 
 
-def add_event(run, chunk):
+PLAIN = re.compile(r"[^\x00-\x1f\x1b]+")
+
+
+class AnsiStrip:
+    """The runner's job log writer: dstackai/ansistrip v0.0.6 (ansistrip.go), as executor.go:600-601 uses it with
+    a 500 ms inactivity flush, a 3 s forced flush and a 32 KiB buffer (executor.go:38-47). The pty's bytes are a
+    screen: a printable character is written at the cursor (a line grows with spaces to reach it, :407-440); "\n"
+    moves to the next line's start, "\r" and "\b" move the cursor back (:389-405); every other control character,
+    tabs included, is dropped (:407: only r >= ' ' is written); CSI sequences move the cursor or erase (:470-512),
+    colours ('m') and modes ('h', 'l') vanish. A flush writes the lines above the cursor, each with its trailing
+    spaces trimmed and one "\n" (:245-290), in writes of at most 32 KiB; a line longer than that is cut (:276-284);
+    when the buffer passes 32 KiB the current line's head goes out alone, without "\n" (:302-338); at close,
+    everything (:240, flushAll), the current line with a "\n" too. An empty line is never in the buffer: dropped."""
+
+    def __init__(self, max_buffer=32 * 1024):
+        self.max = max_buffer
+        self.lines = {}  # y -> list of characters
+        self.x = self.y = 0
+        self.size = 0
+        self.state, self.seq, self.params = "normal", "", ""
+        self.decoder = codecs.getincrementaldecoder("utf-8")("ignore")  # :360-365: invalid bytes are skipped
+        self.caret_moved = False
+
+    def feed(self, data):
+        """Takes pty bytes; answers the writes a full buffer forces out (:149-156)."""
+        out = []
+        text = self.decoder.decode(data)
+        i = 0
+        while i < len(text):
+            if self.state == "normal":
+                plain = PLAIN.match(text, i)  # a run of printable characters, written at once
+                if plain:
+                    self.write(plain.group())
+                    i = plain.end()
+                    if self.size > self.max:
+                        out += self.flush(False)
+                    continue
+            r = text[i]
+            i += 1
+            if self.state != "normal" and self.seq and r < " ":  # :368-370
+                self.incomplete()
+            if self.state == "normal":
+                self.normal(r)
+            elif self.state == "escape":
+                self.seq += r
+                if r == "[":
+                    self.state, self.params = "csi", ""
+                else:
+                    self.incomplete()
+            else:
+                self.csi(r)
+            if self.size > self.max:
+                out += self.flush(False)
+        return out
+
+    def write(self, chars):
+        """handleNormalRune's default branch (:407-440) for each character: written over the line at the cursor."""
+        line = self.lines.setdefault(self.y, [])
+        if len(line) < self.x:
+            self.size += self.x - len(line)
+            line.extend(" " * (self.x - len(line)))
+        old = line[self.x:self.x + len(chars)]
+        self.size += len(chars.encode()) - len("".join(old).encode())
+        line[self.x:self.x + len(chars)] = chars
+        self.x += len(chars)
+
+    def normal(self, r):
+        if r == "\x1b":
+            self.state, self.seq = "escape", r
+        elif r == "\n":
+            self.y, self.x = self.y + 1, 0
+        elif r == "\r":
+            self.x, self.caret_moved = 0, True
+        elif r == "\b":
+            self.x, self.caret_moved = max(0, self.x - 1), True
+        elif r >= " ":
+            self.write(r)
+
+    def incomplete(self):
+        """:514-525: an unfinished sequence is written as it came (its ESC, a control character, is dropped)."""
+        seq, self.seq, self.state = self.seq, "", "normal"
+        for r in seq:
+            self.normal(r)
+
+    def csi(self, r):
+        self.seq += r
+        if r.isdigit() or r == ";" or (r == "?" and not self.params):
+            self.params += r
+            return
+        params = [p.lstrip("?") for p in self.params.split(";")]
+        self.state, self.seq = "normal", ""
+        n = int(params[0]) if params[0].isdigit() else None
+        if r in "ABCD":  # :540-561
+            step = n or 1
+            self.y += {"A": -step, "B": step}.get(r, 0)
+            self.x += {"C": step, "D": -step}.get(r, 0)
+            self.x, self.y = max(0, self.x), max(0, self.y)
+        elif r == "G":
+            self.x = max(0, (n or 1) - 1)
+        elif r in "Hf":
+            col = int(params[1]) if len(params) > 1 and params[1].isdigit() else 1
+            self.y, self.x = max(0, (n or 1) - 1), max(0, col - 1)
+        elif r == "K" and self.y in self.lines:  # erase in line: to the end (0), or all of it (2)
+            line = self.lines[self.y]
+            before = len("".join(line).encode())
+            if (n or 0) == 0:
+                del line[self.x:]
+            else:
+                line[:] = [" "] * len(line) if (n or 0) == 2 else [" "] * min(len(line), self.x + 1) + line[self.x + 1:]
+            self.size += len("".join(line).encode()) - before
+        else:  # 'J' and colours, modes, the rest: nothing kept
+            return
+        self.caret_moved = True
+
+    def flush(self, flush_all):
+        """flushInternal (:245-338): the writes (bytes) it makes."""
+        writes, batch = [], b""
+        for y in sorted(self.lines):
+            if not (flush_all or y < self.y):
+                continue
+            text = "".join(self.lines.pop(y)).rstrip(" \x00").encode()
+            if batch and len(batch) + len(text) + 1 > self.max:
+                writes.append(batch)
+                batch = b""
+            while len(batch) + len(text) > self.max:  # a line over 32 KiB is cut
+                room = self.max - len(batch)
+                writes.append(batch + text[:room])
+                batch, text = b"", text[room:]
+            batch += text + b"\n"
+        if batch:
+            writes.append(batch)
+        self.size = sum(len("".join(l).encode()) for l in self.lines.values())
+        if not flush_all and self.size > self.max and self.lines.get(self.y):
+            line = self.lines[self.y]
+            head = "".join(line).encode()[:self.max].decode("utf-8", "ignore")
+            writes.append(head.encode())
+            del line[:len(head)]
+            self.x = max(0, self.x - len(head))
+            self.size -= len(head.encode())
+        return writes
+
+    def close(self):
+        return self.flush(True)
+
+
+class MonotonicTimestamp:
+    """runner/internal/runner/executor/timestamp.go:11-60: whole seconds since the runner's start x 1000 plus a
+    counter for the events within that second, capped at 999 (then every event of the second has the same stamp).
+    The knob "timestamp_counter_max" lowers the cap, so that a test repeats stamps without 32 MB a second."""
+
+    def __init__(self):
+        self.initial = time.monotonic()
+        self.initial_unix = int(time.time())
+        self.elapsed, self.counter = 0, 0
+
+    def next(self, cap):
+        elapsed = int(time.monotonic() - self.initial)
+        if elapsed == self.elapsed:
+            if self.counter < cap:
+                self.counter += 1
+        else:
+            self.elapsed, self.counter = elapsed, 0
+        return (self.initial_unix + self.elapsed) * 1000 + self.counter
+
+
+def runner_write(run, message, k):
+    """The runner's job log (runner/internal/runner/executor/logs.go:46-67, appendWriter.Write): a write past the
+    hourly quota (log_quota_hour, server/services/runner/client.py:147-155, DSTACK_SERVER_LOG_QUOTA_PER_JOB_HOUR
+    50 MiB by default, server/settings.py:195-196) is refused and the job killed (executor.go:615-640, 248-256);
+    else one event, stamped by the runner's clock. The server stores it with the message decoded, errors replaced
+    (filelog.py:241-249); the fake's server sees it at once (dstack pulls at most every 5 s: jobs_running.py:161)."""
     with lock:
-        stamp = now()
-        if run.events and stamp <= run.events[-1][0]:
-            stamp = run.events[-1][0] + timedelta(microseconds=1)  # unique and increasing (timestamp.go)
-        run.events.append((stamp, chunk))
+        if run.quota_exceeded:
+            return
+        quota = k["log_quota_hour"]
+        hour = int((time.monotonic() - run.clock.initial) // 3600)
+        if hour != run.quota_hour:
+            run.quota_hour, run.quota_used = hour, 0
+        if quota and run.quota_used + len(message) > quota:
+            run.quota_exceeded = True
+            signal_group(run, signal.SIGKILL)  # executor.go:626-628: cmd.Process.Kill()
+            return
+        run.quota_used += len(message)
+        run.events.append((run.clock.next(k["timestamp_counter_max"]), time.time(),
+                           message.decode("utf-8", "replace")))
 
 
 def pump(run, master, k):
-    """The runner's log writer: a chunk every 500 ms or 32 KB (executor.go:40-46), or at random offsets."""
-    buffer = b""
-    last = time.time()
+    """The runner's copy of the pty's output into the ansistrip writer (executor.go:596-640): flushed 500 ms after
+    the cursor last moved, every 3 s, and whenever 32 KiB wait (AnsiStrip). With the knob "cut_random" the stripped
+    output is cut at random byte offsets instead: lines straddle events, as dstack does only for lines over 32 KiB."""
+    strip = AnsiStrip()
+    moved_at, forced_at = None, time.time()
+    pending = b""
+
+    def write(chunks):
+        nonlocal pending
+        for chunk in chunks:
+            if not knobs()["cut_random"]:
+                runner_write(run, chunk, knobs())
+                continue
+            pending += chunk
+            while pending:
+                size = random.randint(1, min(len(pending), 97))
+                runner_write(run, pending[:size], knobs())
+                pending = pending[size:]
+
     while True:
-        ready, _, _ = select.select([master], [], [], 0.1)
+        ready, _, _ = select.select([master], [], [], 0.05)
         data = None
         if ready:
             try:
                 data = os.read(master, 65536)
             except OSError:
                 data = b""
-            buffer += data
-        ended = data == b""
-        while buffer and (k["cut_random"] or len(buffer) >= 32 * 1024 or time.time() - last >= 0.5 or ended):
-            size = random.randint(1, min(len(buffer), 97)) if k["cut_random"] else min(len(buffer), 32 * 1024)
-            add_event(run, buffer[:size])
-            buffer = buffer[size:]
-            last = time.time()
-        if ended:
+            write(strip.feed(data))
+            if strip.caret_moved:
+                strip.caret_moved, moved_at = False, time.time()
+        if data == b"":
             break
+        if moved_at is not None and time.time() - moved_at >= 0.5:
+            moved_at = None
+            write(strip.flush(False))
+            forced_at = time.time()
+        elif time.time() - forced_at >= 3:
+            write(strip.flush(False))
+            forced_at = time.time()
+    write(strip.close())
     os.close(master)
     code = run.process.wait()
     with lock:
-        if run.stop:
+        if run.quota_exceeded:  # executor.go:248-256
+            finish_job(run, "failed", "log_quota_exceeded",
+                       "Job log output exceeded the hourly quota of %d bytes" % k["log_quota_hour"])
+        elif run.stop:
             finish_job(run, "terminated" if run.stop == "stop" else "aborted",
                        "terminated_by_user" if run.stop == "stop" else "aborted_by_user", exit_status=code)
         elif getattr(run, "max_duration_hit", False):
@@ -352,7 +576,8 @@ def pump(run, master, k):
         elif code == 0:
             finish_job(run, "done", "done_by_runner", exit_status=0)
         else:
-            finish_job(run, "failed", "container_exited_with_error", exit_status=code if code > 0 else 128 - code)
+            # Go's ExitCode() is -1 for a process a signal ended (executor.go:263)
+            finish_job(run, "failed", "container_exited_with_error", exit_status=code if code > 0 else -1)
     shutil.rmtree(run.workdir, ignore_errors=True)
 
 
@@ -374,6 +599,9 @@ def ticker():
                 if tick % 20 == 0:
                     remember_members(run)
                 advance(run, k)
+                if run.interrupted_at is not None and time.time() - run.interrupted_at > k["kill_delay_seconds"]:
+                    run.interrupted_at = None
+                    signal_group(run, signal.SIGKILL)
                 limit = k["max_duration_seconds"] or parse_duration(run.spec["configuration"].get("max_duration"))
                 if run.status == "running" and limit and run.running_since \
                         and time.time() - run.running_since > limit and not getattr(run, "max_duration_hit", False):
@@ -551,15 +779,31 @@ def run_stop(body, k):
         run = runs.get(name)
         if run is None or run.status in ("done", "failed", "terminated"):
             continue
-        run.stop = "abort" if body["abort"] else (run.stop or "stop")
+        if run.status == "terminating":
+            # services/runs/__init__.py:922-931 relabels the run, but its jobs are terminating already and run
+            # processing leaves those alone (pipeline_tasks/runs/__init__.py:64-65): an abort now changes nothing.
+            continue
+        run.stop = "abort" if body["abort"] else "stop"
         if run.process is not None:  # the container runs (its first process may be gone, the rest not)
             run.status = "terminating"
             run.job["status"] = "terminating"
             if body["abort"]:
+                # runs/terminating.py:60-66: an aborted running job is not stopped gracefully
                 signal_group(run, signal.SIGKILL)
             elif not k["ignore_stop"]:
-                signal_group(run, signal.SIGTERM)
+                interrupt(run)
     return None
+
+
+def interrupt(run):
+    """The runner stops a job's command as exec.CommandContext's Cancel does (executor.go:504-512): SIGINT to the
+    command's first process (the shell), SIGKILL once killDelay (10 s) has passed if it is still there (the
+    ticker, cmd.WaitDelay). The container then goes with it, every process in it."""
+    run.interrupted_at = time.time()
+    try:
+        os.kill(run.process.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass
 
 
 def runs_list(body, k):
@@ -638,29 +882,64 @@ def get_my_user(body, k):
 
 
 def logs_poll(body, k):
+    """server/routers/logs.py -> services/logs/__init__.py:120-135: the configured storage's answer, each message
+    sent in base64. The knob "log_storage" picks the storage (services/logs/__init__.py:29-86)."""
     only(body, {"run_name", "job_submission_id", "start_time", "end_time", "descending", "next_token", "limit",
                 "diagnose"}, ["body"])
     run = runs.get(body["run_name"])
     start = parse_time(body.get("start_time"))
     limit = min(body.get("limit", 100), k["page_limit"] or 1000)
+    storage = k["log_storage"]
+    if storage == "fluentbit":
+        # fluentbit.py:207-216 (NullLogReader): without Elasticsearch the logs are shipped, never read back.
+        return {"logs": [], "external_url": None, "next_token": None}
     if run is None or run.job["id"] != body["job_submission_id"]:
         return {"logs": [], "external_url": None, "next_token": None}  # filelog.py:92-93: no file, no logs
-    visible = [e for e in run.events if (now() - e[0]).total_seconds() >= k["log_delay_seconds"]]
-    first = int(body.get("next_token") or 0)  # filelog.py:52-58: the token is a line number
-    if first:
+    visible = [e for e in run.events if time.time() - e[1] >= k["log_delay_seconds"]]
+    if body.get("next_token"):
         paged_polls[0] += 1
-    logs, token = [], None
-    for index in range(first, len(visible)):
-        stamp, chunk = visible[index]
-        if start and stamp <= start:  # filelog.py:81, exclusive
+    if storage == "cloudwatch":
+        logs, token = cloudwatch_page(visible, start, body.get("next_token"), limit)
+        url = "https://console.aws.amazon.com/cloudwatch/home?region=eu-west-1#logsV2:log-groups/log-group/" \
+              "dstack/log-events/main%2F" + run.name  # aws.py:204-207
+    else:
+        (logs, token), url = file_page(visible, start, body.get("next_token"), limit), None
+    return {"logs": [{"timestamp": iso(ms_time(stamp)), "log_source": "stdout",
+                      "message": base64.b64encode(text.encode()).decode()} for stamp, _, text in logs],
+            "external_url": url, "next_token": token}
+
+
+def ms_time(stamp):
+    """services/logs/base.py unix_time_ms_to_datetime: the runner's milliseconds as an aware UTC datetime."""
+    return datetime.fromtimestamp(stamp / 1000, timezone.utc)
+
+
+def file_page(events, start, next_token, limit):
+    """filelog.py:47-97 (_poll_logs_ascending): the token is the line to start at; lines at or before start_time
+    are skipped (:81, strictly after); a token only when the page is full and more lines follow (:88-91)."""
+    first = int(next_token or 0)
+    logs = []
+    for index in range(first, len(events)):
+        if start and ms_time(events[index][0]) <= start:
             continue
-        logs.append({"timestamp": iso(stamp), "log_source": "stdout",
-                     "message": base64.b64encode(chunk.decode("utf-8", "replace").encode()).decode()})
+        logs.append(events[index])
         if len(logs) >= limit:
-            if index + 1 < len(visible):
-                token = str(index + 1)
-            break
-    return {"logs": logs, "external_url": None, "next_token": token}
+            return logs, (str(index + 1) if index + 1 < len(events) else None)
+    return logs, None
+
+
+def cloudwatch_page(events, start, next_token, limit):
+    """aws.py:115-198: GetLogEvents from the head with startTime (inclusive: events at it are returned again,
+    :167-168) and endTime now; a page with events carries CloudWatch's forward token (always there), an empty one
+    none (:127-131, :159: ascending)."""
+    first = int(next_token[2:]) if next_token else 0
+    start_ms = int(start.timestamp() * 1000) if start else None
+    logs, index = [], first
+    while index < len(events) and len(logs) < limit:
+        if start_ms is None or events[index][0] >= start_ms:
+            logs.append(events[index])
+        index += 1
+    return logs, ("f/%d" % index if logs else None)
 
 
 def fleet_json(fleet):
@@ -790,8 +1069,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/fake/state":
             with lock:
                 self.answer(200, {
-                    "runs": {name: dict(r.to_json(), workdir=r.workdir, log=b"".join(e[1] for e in r.events)
-                                        .decode("utf-8", "replace"), alive=container_alive(r),
+                    "runs": {name: dict(r.to_json(), workdir=r.workdir, log="".join(e[2] for e in r.events),
+                                        alive=container_alive(r),
                                         pid=r.process.pid if r.process else None) for name, r in runs.items()},
                     "ever_runs": ever_runs, "secrets": sorted(secrets), "paged_polls": paged_polls[0], "fleets": {n: fleet_json(f) for n, f in fleets.items()},
                     "archives": {h: {"id": a["id"], "size": len(a["blob"])} for h, a in archives.items()},

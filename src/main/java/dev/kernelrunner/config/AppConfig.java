@@ -98,14 +98,17 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
    * way dstack's own tools find them ({@code DSTACK_SERVER_URL}, {@code DSTACK_TOKEN}, {@code DSTACK_PROJECT},
    * else {@code ~/.dstack/config.yml}; null when neither says, and {@code source} tells which one did); the
    * per-request timeout, how often a run is polled, how long provisioning may take, how long "no capacity" is
-   * retried (with a doubling backoff from {@code retryBackoff}), how long a stopped run gets before an abort, the
-   * run-name prefix that marks this service's runs, the task and fleet templates, and the agent folder sent
-   * with every task.
+   * retried (with a doubling backoff from {@code retryBackoff}), how long the agent gets after its last event
+   * before its run is stopped, the run-name prefix that marks this service's runs, the task and fleet templates,
+   * the agent folder sent with every task, the server's log storage ({@code auto}, {@code file},
+   * {@code cloudwatch}: read; {@code none}: a fluent-bit server without Elasticsearch serves no logs, so nothing can
+   * run there per submission), and the largest profile report a run may send through dstack's log.
    */
   public record Dstack(String serverUrl, String token, String project, String source, Duration requestTimeout,
                        Duration pollInterval, Duration provisioningTimeout, Duration noCapacityRetry,
                        Duration retryBackoff, Duration stopGrace, String runPrefix, Path taskTemplate,
-                       Path fleetTemplate, Path agentDir) {
+                       Path fleetTemplate, Path agentDir, String logStorage, int profileReportMaxBytes) {
+    public static final String NO_LOG_STORAGE = "none";
 
     public boolean configured() {
       return serverUrl != null && token != null && project != null;

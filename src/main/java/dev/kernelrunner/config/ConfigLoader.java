@@ -82,6 +82,8 @@ public final class ConfigLoader {
       new Override("DSTACK_TASK_TEMPLATE", "dstack", "task_template"),
       new Override("DSTACK_FLEET_TEMPLATE", "dstack", "fleet_template"),
       new Override("DSTACK_AGENT_DIR", "dstack", "agent_dir"),
+      new Override("DSTACK_LOG_STORAGE", "dstack", "log_storage"),
+      new Override("DSTACK_PROFILE_REPORT_MAX_MB", "dstack", "profile_report_max_mb"),
       new Override("DSTACK_WORKER_MODE", "dstack", "worker_mode"),
       new Override("DSTACK_WORKER_COMMAND", "dstack", "worker_command"),
       new Override("DSTACK_WORKER_TOKEN_IN_SPEC", "dstack", "worker_token_in_spec"),
@@ -94,6 +96,8 @@ public final class ConfigLoader {
    * {@code dev.kernelrunner.dstack.RunNames}). */
   private static final Pattern RUN_PREFIX = Pattern.compile("[a-z][a-z0-9]{0,3}-");
   private static final Set<String> SPOT_POLICIES = Set.of("auto", "spot", "on-demand");
+  /** How the dstack server keeps job logs (server/services/logs/__init__.py:29-86); none: fluent-bit ship-only. */
+  private static final Set<String> LOG_STORAGES = Set.of("auto", "file", "cloudwatch", "none");
   /** Logback's levels (conf/logback.xml reads LOG_LEVEL; an unknown one would silently mean DEBUG). */
   private static final List<String> LOG_LEVELS = List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "OFF");
   private static final Pattern USER_NAME = Pattern.compile("[a-z_][a-z0-9_-]{0,31}");
@@ -234,7 +238,9 @@ public final class ConfigLoader {
         matching("dstack", "run_prefix", RUN_PREFIX, "1 to 4 lowercase letters or digits (starting with a letter) and '-'"),
         Path.of(string("dstack", "task_template", false)),
         Path.of(string("dstack", "fleet_template", false)),
-        Path.of(string("dstack", "agent_dir", false)));
+        Path.of(string("dstack", "agent_dir", false)),
+        oneOf("dstack", "log_storage", LOG_STORAGES),
+        integer("dstack", "profile_report_max_mb", 1, 48) * 1024 * 1024);
     // Read by logback itself (conf/logback.xml); checked here so that a typo is not silence.
     String logFormat = env.getOrDefault("LOG_FORMAT", "text");
     if (!Set.of("text", "json").contains(logFormat)) {

@@ -20,6 +20,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,9 +28,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs submissions as dstack tasks through the dstack server's HTTP API: per attempt a fresh run name, the payload
  * and the agent uploaded as file archives, {@code runs/apply} with a run spec made from the task template, then the
- * run is followed ({@code runs/get} and {@code logs/poll} from the last timestamp seen) so that the agent's signed
- * events reach the client while it runs. What a run's state means is decided by {@link RunDecision}; its log is
- * cut into lines by {@link LogFollower}.
+ * run is followed ({@code runs/get}, and {@code logs/poll} paged with {@code next_token} from just before the last
+ * timestamp seen) so that the agent's signed events reach the client while it runs. What a run's state means is
+ * decided by {@link RunDecision}; its log is cut into lines by {@link LogFollower}.
  */
 public final class DstackBackend implements Backend {
   private static final Logger log = LoggerFactory.getLogger(DstackBackend.class);
@@ -37,6 +38,16 @@ public final class DstackBackend implements Backend {
   private static final Set<String> NO_LOG_YET = Set.of("submitted", "provisioning", "pulling");
   /** The longest wait between polls while the server does not answer. */
   private static final Duration MAX_POLL_BACKOFF = Duration.ofSeconds(30);
+  /**
+   * How long dstack's runner gives a stopped command between SIGINT and SIGKILL (killDelay, runner/internal/runner/
+   * executor/executor.go:504-512).
+   */
+  static final Duration RUNNER_KILL_DELAY = Duration.ofSeconds(10);
+  /** What a server with no readable log storage makes of every submission (DSTACK_LOG_STORAGE=none). */
+  static final String LOG_STORAGE_NONE = "the dstack server's log storage serves no logs (DSTACK_LOG_STORAGE=none: "
+      + "fluent-bit without Elasticsearch ships logs and reads none back, server/services/logs/fluentbit.py:207-216), "
+      + "so the service could not see the agent's events and sends no submission there; give the dstack server file, "
+      + "CloudWatch or Elasticsearch log storage and set DSTACK_LOG_STORAGE=auto";
 
   private final Vertx vertx;
   private final AppConfig.Dstack settings;
@@ -83,7 +94,13 @@ public final class DstackBackend implements Backend {
       return Future.failedFuture("dstack is not configured: set DSTACK_SERVER_URL, DSTACK_TOKEN and DSTACK_PROJECT "
           + "(or run `dstack project add`)");
     }
+    if (AppConfig.Dstack.NO_LOG_STORAGE.equals(settings.logStorage())) {
+      return Future.failedFuture(LOG_STORAGE_NONE);
+    }
     String id = payload.getString("submission_id");
+    // A profile report travels in the run's log, which dstack caps per job and hour (see the README): the agent
+    // sends none larger than this, and the pieces of one that is are not let through.
+    payload.put("report_limit_bytes", settings.profileReportMaxBytes());
     DstackRun run = new DstackRun(id, Mode.parse(payload.getString("mode")).orElse(Mode.BENCHMARK),
         AgentOutput.EventKey.of(payload.getString("event_key")), listener, LogFollower.Position.START, 0);
     run.payload = payload.encode().getBytes(StandardCharsets.UTF_8);
@@ -152,6 +169,10 @@ public final class DstackBackend implements Backend {
     private int attempt;
     private RunSnapshot last;
     private Long runningSince;
+    /** The provisioning clock (the job submitted or provisioning): time before {@link #stateSince}, and since. */
+    private long waitedNanos;
+    private String clockState;
+    private long stateSince = System.nanoTime();
     private String lastProvisioning;
     private boolean agentStarted;
     private EventType heldType;
@@ -164,7 +185,7 @@ public final class DstackBackend implements Backend {
     private int piecesLines;
     private long heldAt;
     private boolean cancelled;
-    private boolean provisioningTimedOut;
+    private RunDecision.Limit limitHit;
     private boolean fleetChecked;
     private boolean detached;
     private long unreachableSince = -1;
@@ -258,7 +279,8 @@ public final class DstackBackend implements Backend {
       String name = runName;
       api.getRun(name)
           .compose(snapshot -> snapshot.jobSubmissionId() == null || NO_LOG_YET.contains(snapshot.jobStatus())
-              ? Future.succeededFuture(snapshot) : drainLog(name, snapshot, null).map(snapshot))
+              ? Future.succeededFuture(snapshot)
+              : drainLog(name, snapshot, follower.startTime(), null).map(snapshot))
           .onSuccess(snapshot -> {
             if (over() || !name.equals(runName)) {
               return;
@@ -278,15 +300,15 @@ public final class DstackBackend implements Backend {
           });
     }
 
-    /** Every page of new log events, from the last timestamp seen (paging on {@code next_token}). */
-    private Future<Void> drainLog(String name, RunSnapshot snapshot, String nextToken) {
-      return api.pollLogs(name, snapshot.jobSubmissionId(), follower.lastTimestamp(), nextToken).compose(page -> {
+    /** Every page of new log events from {@code startTime} (see {@link LogFollower}), paging on {@code next_token}. */
+    private Future<Void> drainLog(String name, RunSnapshot snapshot, String startTime, String nextToken) {
+      return api.pollLogs(name, snapshot.jobSubmissionId(), startTime, nextToken).compose(page -> {
         if (over() || !name.equals(runName)) {
           return Future.succeededFuture();
         }
         consume(follower.accept(page.getJsonArray("logs", new JsonArray())));
         String next = page.getString("next_token");
-        return next == null ? Future.succeededFuture() : drainLog(name, snapshot, next);
+        return next == null ? Future.succeededFuture() : drainLog(name, snapshot, startTime, next);
       });
     }
 
@@ -331,6 +353,9 @@ public final class DstackBackend implements Backend {
           continue;
         }
         agentStarted = true;
+        if (withheld(event)) {
+          continue;
+        }
         if (event.type() == EventType.PROFILE_REPORT && piecesStart == null) {
           piecesStart = line.start();
           piecesLines = lines - 1;
@@ -357,8 +382,46 @@ public final class DstackBackend implements Backend {
       }
     }
 
+    /**
+     * A report larger than {@code DSTACK_PROFILE_REPORT_MAX_MB}: its pieces are dropped (an agent that ignored
+     * {@code report_limit_bytes}), and PROFILED says why it is not there.
+     */
+    private boolean withheld(AgentOutput.Event event) {
+      Object size = event.fields().getValue(event.type() == EventType.PROFILED ? "report" : "size");
+      if (event.type() == EventType.PROFILED && size instanceof JsonObject report) {
+        size = report.getValue("size");
+      }
+      if (!(size instanceof Number bytes) || bytes.longValue() <= settings.profileReportMaxBytes()) {
+        return false;
+      }
+      if (event.type() == EventType.PROFILE_REPORT) {
+        return true;
+      }
+      if (event.type() == EventType.PROFILED) {
+        event.fields().getJsonObject("report").put("withheld", "the report (" + bytes + " bytes) is larger than the "
+            + settings.profileReportMaxBytes() + " bytes a run may send through dstack's log "
+            + "(DSTACK_PROFILE_REPORT_MAX_MB; dstack kills a job whose log passes its per-job quota, 50 MiB an hour by "
+            + "default): it was not sent");
+      }
+      return false;
+    }
+
+    /** Runs the provisioning, pull and running clocks from dstack's job status. */
+    private void clocks(RunSnapshot snapshot) {
+      long now = System.nanoTime();
+      String status = snapshot.jobStatus();
+      if (!Objects.equals(status, clockState)) {
+        if (clockState == null || "submitted".equals(clockState) || "provisioning".equals(clockState)) {
+          waitedNanos += now - stateSince;
+        }
+        clockState = status;
+        stateSince = now;
+      }
+    }
+
     private void observe(RunSnapshot snapshot) {
       last = snapshot;
+      clocks(snapshot);
       if (runningSince == null && (agentStarted || "running".equals(snapshot.status()))) {
         runningSince = System.nanoTime();
       }
@@ -371,10 +434,10 @@ public final class DstackBackend implements Backend {
       }
       if (RunDecision.whileRunning(facts(), settings.provisioningTimeout(), settings.stopGrace())
           instanceof RunDecision.Stop stop) {
-        if (stop.provisioningTimedOut()) {
-          log.warn("submission {}: no GPU within {} s; stopping dstack run {}", id,
+        if (stop.limit() != null) {
+          log.warn("submission {}: past the {} limit of {} s; stopping dstack run {}", id, stop.limit(),
               settings.provisioningTimeout().toSeconds(), runName);
-          provisioningTimedOut = true;
+          limitHit = stop.limit();
         }
         stopRun();
       }
@@ -389,6 +452,9 @@ public final class DstackBackend implements Backend {
           .put("run_name", snapshot.name() != null ? snapshot.name() : runName).put("attempt", attempt)
           .put("dstack_backend", snapshot.backend()).put("instance", snapshot.instance())
           .put("price_per_hour", snapshot.price());
+      if ("pulling".equals(snapshot.jobStatus()) && snapshot.imagePull() != null) {
+        fields.put("image_pull", snapshot.imagePull());
+      }
       if (extra != null) {
         fields.mergeIn(extra);
       }
@@ -399,17 +465,21 @@ public final class DstackBackend implements Backend {
       }
     }
 
-    /** The run is final: do what {@link RunDecision} says. */
     /** What is known of the run besides dstack's report, for {@link RunDecision}. */
     private RunDecision.Facts facts() {
-      Duration waited = Duration.ofNanos(System.nanoTime() - begun);
+      long now = System.nanoTime();
+      boolean waiting = clockState == null || "submitted".equals(clockState) || "provisioning".equals(clockState);
+      Duration waited = Duration.ofNanos(waitedNanos + (waiting ? now - stateSince : 0));
+      Duration pulling = "pulling".equals(clockState) ? Duration.ofNanos(now - stateSince) : Duration.ZERO;
+      Duration running = runningSince == null ? null : Duration.ofNanos(now - runningSince);
       Duration budget = settings.noCapacityRetry().compareTo(settings.provisioningTimeout()) < 0
           ? settings.noCapacityRetry() : settings.provisioningTimeout();
-      Duration heldFor = heldType == null ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - heldAt);
-      return new RunDecision.Facts(agentStarted, heldType != null, heldFor, cancelled, provisioningTimedOut,
-          fleetChecked, waited, budget.minus(waited));
+      Duration heldFor = heldType == null ? Duration.ZERO : Duration.ofNanos(now - heldAt);
+      return new RunDecision.Facts(agentStarted, follower.anyEvent(), heldType != null, heldFor, cancelled, limitHit,
+          fleetChecked, waited, pulling, running, budget.minus(Duration.ofNanos(now - begun)));
     }
 
+    /** The run is final: do what {@link RunDecision} says. */
     private void conclude(RunSnapshot snapshot) {
       RunDecision.Facts facts = facts();
       JsonObject dstack = new JsonObject().put("run_name", snapshot.name()).put("dstack_status", snapshot.status())
@@ -429,8 +499,7 @@ public final class DstackBackend implements Backend {
         }
         listener.onEvent(heldType, fields);
         heldType = null;
-        listener.onLogPosition(lines, follower.lastTimestamp() == null ? LogFollower.Position.START.encode()
-            : new LogFollower.Position(follower.lastTimestamp(), 0).encode());
+        listener.onLogPosition(lines, follower.position().encode());
         exit(deliver.exitCode());
       } else if (next instanceof RunDecision.Exit exit) {
         exit(exit.exitCode());
@@ -450,8 +519,13 @@ public final class DstackBackend implements Backend {
           }
         }));
       } else if (next instanceof RunDecision.Fail failure) {
-        if (failure.type() == EventType.TIME_LIMIT_EXCEEDED && provisioningTimedOut) {
-          dstack.put("phase", "provisioning").put("limit_seconds", settings.provisioningTimeout().toSeconds());
+        if (limitHit != null) {
+          dstack.put("phase", limitHit == RunDecision.Limit.PROVISIONING ? "provisioning"
+                  : limitHit == RunDecision.Limit.PULL ? "image pull" : "first log line")
+              .put("limit_seconds", settings.provisioningTimeout().toSeconds());
+        }
+        if (limitHit == RunDecision.Limit.NO_LOG || RunDecision.NO_LOG.equals(failure.message())) {
+          dstack.put("setting", "DSTACK_LOG_STORAGE");
         }
         fail(failure.type(), failure.message(), dstack);
       }
@@ -469,34 +543,34 @@ public final class DstackBackend implements Backend {
 
     // ---- stopping and ending
 
-    /** {@code runs/stop}, then {@code abort: true} after the grace period; over once dstack says it is final. */
+    /**
+     * One {@code runs/stop}, over once dstack says the run is final. A cancel stops gracefully (the runner sends the
+     * command SIGINT, then SIGKILL {@link #RUNNER_KILL_DELAY} later); a run past a limit, or whose agent has ended,
+     * is aborted. Only one call: once the run's jobs are terminating, a later abort changes nothing
+     * (server/background/pipeline_tasks/runs/__init__.py:64-65). A run still not final well after the kill delay
+     * is left to dstack.
+     */
     private void stopRun() {
       if (state != State.FOLLOWING) {
         return;
       }
       state = State.STOPPING;
       String name = runName;
-      api.stopRuns(List.of(name), false).onFailure(error -> log.warn("submission {}: stopping dstack run {} failed: {}",
-          id, name, error.getMessage()));
-      timers.add(vertx.setTimer(Math.max(1, settings.stopGrace().toMillis()), t -> {
+      boolean abort = !cancelled;
+      api.stopRuns(List.of(name), abort).onFailure(error -> log.warn("submission {}: stopping dstack run {} failed: "
+          + "{}", id, name, error.getMessage()));
+      Duration giveUp = settings.stopGrace().plus(RUNNER_KILL_DELAY).plus(settings.requestTimeout().multipliedBy(2))
+          .plus(settings.pollInterval().multipliedBy(4));
+      timers.add(vertx.setTimer(giveUp.toMillis(), t -> {
         if (!over()) {
-          log.warn("submission {}: dstack run {} still not final {} s after stop: aborting it", id, name,
-              settings.stopGrace().toSeconds());
-          api.stopRuns(List.of(name), true).onFailure(error -> log.warn("submission {}: aborting dstack run {} "
-              + "failed: {}", id, name, error.getMessage()));
-        }
-      }));
-      long giveUp = settings.stopGrace().plus(settings.requestTimeout().multipliedBy(2))
-          .plus(settings.pollInterval().multipliedBy(4)).toMillis();
-      timers.add(vertx.setTimer(giveUp, t -> {
-        if (!over()) {
-          log.error("submission {}: dstack run {} did not end after stop and abort; no longer following it", id, name);
+          log.error("submission {}: dstack run {} still not final {} s after it was stopped; no longer following it",
+              id, name, giveUp.toSeconds());
           stopEventually(name);
           if (cancelled) {
             exit(null);
           } else {
-            fail(EventType.ERROR, "dstack did not end the run after stop and abort", new JsonObject()
-                .put("run_name", name));
+            fail(EventType.ERROR, "dstack had not ended the run " + giveUp.toSeconds() + " s after it was stopped",
+                new JsonObject().put("run_name", name));
           }
         }
       }));

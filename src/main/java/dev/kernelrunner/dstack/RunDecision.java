@@ -26,21 +26,33 @@ final class RunDecision {
   }
 
   /**
-   * What is known besides dstack's own report: whether the agent has printed an event (the machine is up), whether
-   * it printed how it ended (the event is held, for {@code heldFor}), whether the run was stopped on request or
-   * because provisioning took too long, whether the fleet was already checked after a missing-fleet failure, how
-   * long the submission has waited for a machine, and how much of the no-capacity retry budget is left.
+   * The limits of a run before its agent is heard from, each as long as the provisioning limit, each on a clock of
+   * its own: a machine (the job submitted or provisioning), the image pull (which dstack counts in neither, and
+   * shows as {@code image_pull_progress}), and the first log event once dstack says the container runs (a log
+   * storage that serves no logs looks like a run that never starts: fluent-bit without Elasticsearch,
+   * server/services/logs/fluentbit.py:207-216).
    */
-  record Facts(boolean agentStarted, boolean terminalHeld, Duration heldFor, boolean cancelled,
-               boolean provisioningTimedOut, boolean fleetChecked, Duration waited, Duration retryLeft) {}
+  enum Limit { PROVISIONING, PULL, NO_LOG }
+
+  /**
+   * What is known besides dstack's own report: whether the agent has printed an event (the machine is up) and
+   * whether the log has had any event at all, whether the agent printed how it ended (the event is held, for
+   * {@code heldFor}), whether the run was stopped on request or at which {@link Limit}, whether the fleet was
+   * already checked after a missing-fleet failure; how long the submission has waited for a machine (pulls not
+   * counted), how long the current pull has taken, how long dstack has said the container runs (null: never), and
+   * how much of the no-capacity retry budget is left.
+   */
+  record Facts(boolean agentStarted, boolean logSeen, boolean terminalHeld, Duration heldFor, boolean cancelled,
+               Limit limitHit, boolean fleetChecked, Duration waited, Duration pulling, Duration running,
+               Duration retryLeft) {}
 
   sealed interface Next {}
 
   /** Keep polling. */
   record Poll() implements Next {}
 
-  /** Stop the run: no machine within the provisioning limit, or the agent has ended and the container goes on. */
-  record Stop(boolean provisioningTimedOut) implements Next {}
+  /** Stop the run: past one of its {@link Limit}s, or (null) the agent has ended and the container goes on. */
+  record Stop(Limit limit) implements Next {}
 
   /** Hand over the held terminal event (with what the run cost), then the exit code. */
   record Deliver(Integer exitCode) implements Next {}
@@ -63,16 +75,29 @@ final class RunDecision {
   /** Job status messages for no capacity (services/jobs/__init__.py:611-618; "no offers" before 0.21.1). */
   private static final Set<String> NO_CAPACITY_MESSAGES = Set.of("no capacity", "no offers");
 
+  /** What the user is told when a run's log stays empty while dstack says its container runs. */
+  static final String NO_LOG = "dstack says the run's container is running, but its log storage serves no log at "
+      + "all, so the agent's events cannot be seen (a fluent-bit log storage without Elasticsearch ships logs and "
+      + "reads none back: server/services/logs/fluentbit.py:207-216); the dstack server needs file, CloudWatch or "
+      + "Elasticsearch log storage, or set DSTACK_LOG_STORAGE=none to refuse such runs at once";
+
   private RunDecision() {}
 
   /** What a run that is not final needs. */
-  static Next whileRunning(Facts facts, Duration provisioningLimit, Duration stopGrace) {
-    if (!facts.agentStarted() && !facts.cancelled() && !facts.provisioningTimedOut()
-        && facts.waited().compareTo(provisioningLimit) > 0) {
-      return new Stop(true);
+  static Next whileRunning(Facts facts, Duration limit, Duration stopGrace) {
+    if (!facts.agentStarted() && !facts.cancelled() && facts.limitHit() == null) {
+      if (facts.waited().compareTo(limit) > 0) {
+        return new Stop(Limit.PROVISIONING);
+      }
+      if (facts.pulling().compareTo(limit) > 0) {
+        return new Stop(Limit.PULL);
+      }
+      if (!facts.logSeen() && facts.running() != null && facts.running().compareTo(limit) > 0) {
+        return new Stop(Limit.NO_LOG);
+      }
     }
     if (facts.terminalHeld() && facts.heldFor().compareTo(stopGrace) > 0) {
-      return new Stop(false);
+      return new Stop(null);
     }
     return new Poll();
   }
@@ -85,9 +110,16 @@ final class RunDecision {
     if (facts.cancelled()) {
       return new Exit(null);
     }
-    if (facts.provisioningTimedOut()) {
+    if (facts.limitHit() == Limit.PROVISIONING) {
       return new Fail(EventType.TIME_LIMIT_EXCEEDED, "no GPU was ready within the provisioning limit; the run was "
           + "stopped");
+    }
+    if (facts.limitHit() == Limit.PULL) {
+      return new Fail(EventType.TIME_LIMIT_EXCEEDED, "the task's image was still being pulled at the provisioning "
+          + "limit; the run was stopped");
+    }
+    if (facts.limitHit() == Limit.NO_LOG) {
+      return new Fail(EventType.ERROR, NO_LOG + "; the run was stopped");
     }
     if (!facts.agentStarted() && missingFleet(run) && !facts.fleetChecked()) {
       return new CheckFleetAndRetry("dstack could not use the fleet (" + describe(run)
@@ -97,6 +129,14 @@ final class RunDecision {
       return facts.retryLeft().isNegative() || facts.retryLeft().isZero()
           ? new Fail(EventType.ERROR, "no capacity on dstack: " + describe(run))
           : new Retry("no capacity on dstack (" + describe(run) + ")");
+    }
+    if ("log_quota_exceeded".equals(run.jobTerminationReason())) {
+      // The runner kills a job whose log passes the server's hourly quota (runner/internal/runner/executor/
+      // executor.go:248-256; DSTACK_SERVER_LOG_QUOTA_PER_JOB_HOUR, 50 MiB by default: server/settings.py:195-196).
+      return new Fail(EventType.RUNTIME_ERROR, "dstack killed the job because its output passed the dstack server's "
+          + "per-job log quota (log_quota_exceeded: " + (run.jobTerminationMessage() == null ? "hourly quota"
+          : run.jobTerminationMessage()) + "); the run printed too much (the quota is the server's "
+          + "DSTACK_SERVER_LOG_QUOTA_PER_JOB_HOUR, 50 MiB an hour by default)");
     }
     Integer exit = run.exitStatus();
     if ((exit != null && exit != 0) || "container_exited_with_error".equals(run.jobTerminationReason())) {
@@ -108,6 +148,9 @@ final class RunDecision {
     }
     if ("max_duration_exceeded".equals(run.jobTerminationReason())) {
       return new Fail(EventType.TIME_LIMIT_EXCEEDED, "dstack stopped the run at the task's max_duration");
+    }
+    if (!facts.logSeen() && facts.running() != null) {
+      return new Fail(EventType.ERROR, NO_LOG);
     }
     if ("done".equals(run.status())) {
       return new Exit(exit == null ? 0 : exit);

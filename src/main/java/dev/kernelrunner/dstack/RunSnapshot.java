@@ -7,13 +7,14 @@ import java.util.Set;
  * What one {@code runs/get} answer says about a run (core/models/runs.py:694-731 {@code Run}). The detail lives
  * on {@code latest_job_submission} (runs.py:435-457): its status, its status message ({@code no capacity},
  * {@code no fleets}, {@code exited (N)}, ... from services/jobs/__init__.py:604-627), the termination reason and
- * its message, the exit status, and the provisioning data (backend, instance type, price). The run-level
- * status message is only "pulling", "retrying" or the status itself.
+ * its message, the exit status, the provisioning data (backend, instance type, price) and, while the image is
+ * pulled, {@code image_pull_progress} (runs.py:422-433, 457: downloaded, extracted and total bytes; from 0.20.18).
+ * The run-level status message is only "pulling", "retrying" or the status itself.
  */
 public record RunSnapshot(String name, String status, String jobSubmissionId, String jobStatus,
                           String jobStatusMessage, String terminationReason, String jobTerminationReason,
                           String jobTerminationMessage, Integer exitStatus, String backend, String instance,
-                          Double price, Double cost) {
+                          Double price, Double cost, JsonObject imagePull) {
 
   /** RunStatus.finished_statuses (runs.py:671-685). */
   private static final Set<String> FINAL = Set.of("terminated", "failed", "done");
@@ -36,7 +37,7 @@ public record RunSnapshot(String name, String status, String jobSubmissionId, St
         job.getString("termination_reason_message"),
         job.getValue("exit_status") instanceof Number exit ? exit.intValue() : null,
         provisioning.getString("backend"), instanceType.getString("name"), decimal(provisioning.getValue("price")),
-        decimal(run.getValue("cost")));
+        decimal(run.getValue("cost")), job.getValue("image_pull_progress") instanceof JsonObject pull ? pull : null);
   }
 
   /** The object at {@code key}; empty when absent or null (dstack sends optional fields as null). */

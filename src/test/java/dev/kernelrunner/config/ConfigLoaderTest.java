@@ -96,11 +96,14 @@ class ConfigLoaderTest {
         Map.entry("DSTACK_POLL_INTERVAL_MS", "5"),
         Map.entry("SSE_MAX_PENDING_BYTES", "10"),
         Map.entry("EVENT_LOOPS", "many"),
-        Map.entry("REVIEW_SPEEDUP", "1"))));
+        Map.entry("REVIEW_SPEEDUP", "1"),
+        Map.entry("DSTACK_LOG_STORAGE", "elasticsearch"),
+        Map.entry("DSTACK_PROFILE_REPORT_MAX_MB", "64"))));
     assertNamesEach(error, "HTTP_PORT", "LOCAL_MAX_CONCURRENT", "DATABASE_URL", "AMD_GPU_MEMORY",
         "AMD_SPOT_POLICY", "AMD_FLEET_IDLE_DURATION", "AMD_FLEET_DRY_RUN", "AGENT_COMMAND", "LOCAL_GPU_TYPES",
-        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS", "SSE_MAX_PENDING_BYTES", "EVENT_LOOPS", "REVIEW_SPEEDUP");
-    assertEquals(14, error.problems().size(), error.getMessage());
+        "DSTACK_RUN_PREFIX", "DSTACK_POLL_INTERVAL_MS", "SSE_MAX_PENDING_BYTES", "EVENT_LOOPS", "REVIEW_SPEEDUP",
+        "DSTACK_LOG_STORAGE", "DSTACK_PROFILE_REPORT_MAX_MB");
+    assertEquals(16, error.problems().size(), error.getMessage());
   }
 
   @Test

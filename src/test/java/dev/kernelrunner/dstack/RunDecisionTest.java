@@ -14,7 +14,8 @@ class RunDecisionTest {
   /** Facts with nothing held and no time waited beyond what the retry budget says. */
   private static Facts facts(boolean started, boolean held, boolean cancelled, boolean timedOut, boolean fleetChecked,
                              Duration retryLeft) {
-    return new Facts(started, held, Duration.ZERO, cancelled, timedOut, fleetChecked, Duration.ZERO, retryLeft);
+    return new Facts(started, started, held, Duration.ZERO, cancelled, timedOut ? RunDecision.Limit.PROVISIONING : null,
+        fleetChecked, Duration.ZERO, Duration.ZERO, started ? Duration.ofSeconds(1) : null, retryLeft);
   }
 
   private static final Facts FRESH = facts(false, false, false, false, false, Duration.ofMinutes(5));
@@ -116,23 +117,70 @@ class RunDecisionTest {
     assertTrue(DstackApi.Version.parse("0.21.2rc1").compareTo(DstackApi.CLIENT_VERSION) > 0);
   }
 
+  /** Facts of a run not yet heard from: the provisioning clock, the pull clock, the running clock (or null). */
+  private static Facts quiet(Duration waited, Duration pulling, Duration running, boolean cancelled,
+                             RunDecision.Limit hit) {
+    return new Facts(false, false, false, Duration.ZERO, cancelled, hit, false, waited, pulling, running,
+        Duration.ZERO);
+  }
+
+  private static Facts agent(boolean held, Duration heldFor) {
+    return new Facts(true, true, held, heldFor, false, null, false, Duration.ZERO, Duration.ZERO, Duration.ofHours(1),
+        Duration.ZERO);
+  }
+
   @Test
-  void aRunThatIsNotFinalIsStoppedOnlyPastItsProvisioningLimitOrLongAfterTheAgentEnded() {
+  void aRunThatIsNotFinalIsStoppedOnlyPastALimitOfItsOwnPhaseOrLongAfterTheAgentEnded() {
     Duration limit = Duration.ofMinutes(10);
     Duration grace = Duration.ofSeconds(30);
-    Facts waiting = new Facts(false, false, Duration.ZERO, false, false, false, Duration.ofMinutes(11), Duration.ZERO);
-    assertEquals(new RunDecision.Stop(true), RunDecision.whileRunning(waiting, limit, grace));
-    Facts early = new Facts(false, false, Duration.ZERO, false, false, false, Duration.ofMinutes(9), Duration.ZERO);
-    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(early, limit, grace));
-    Facts cancelled = new Facts(false, false, Duration.ZERO, true, false, false, Duration.ofMinutes(11), Duration.ZERO);
-    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(cancelled, limit, grace), "already stopping");
-    Facts stopped = new Facts(false, false, Duration.ZERO, false, true, false, Duration.ofMinutes(11), Duration.ZERO);
-    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(stopped, limit, grace), "stopped once");
-    Facts running = new Facts(true, false, Duration.ZERO, false, false, false, Duration.ofHours(1), Duration.ZERO);
-    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(running, limit, grace), "the agent's time counts");
-    Facts ended = new Facts(true, true, Duration.ofSeconds(31), false, false, false, Duration.ZERO, Duration.ZERO);
-    assertEquals(new RunDecision.Stop(false), RunDecision.whileRunning(ended, limit, grace));
-    Facts justEnded = new Facts(true, true, Duration.ofSeconds(5), false, false, false, Duration.ZERO, Duration.ZERO);
-    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(justEnded, limit, grace));
+    Duration past = Duration.ofMinutes(11);
+    Duration within = Duration.ofMinutes(9);
+    assertEquals(new RunDecision.Stop(RunDecision.Limit.PROVISIONING),
+        RunDecision.whileRunning(quiet(past, Duration.ZERO, null, false, null), limit, grace));
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(quiet(within, Duration.ZERO, null, false, null),
+        limit, grace));
+    // The image pull is not provisioning: its own clock, with a limit as long.
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(quiet(within, within, null, false, null), limit,
+        grace), "9 minutes for a machine and 9 of pulling are within both");
+    assertEquals(new RunDecision.Stop(RunDecision.Limit.PULL),
+        RunDecision.whileRunning(quiet(within, past, null, false, null), limit, grace));
+    // Running by dstack's word with no log at all: not provisioning, but a log storage that serves nothing.
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(quiet(within, Duration.ZERO, within, false, null),
+        limit, grace));
+    assertEquals(new RunDecision.Stop(RunDecision.Limit.NO_LOG),
+        RunDecision.whileRunning(quiet(within, Duration.ZERO, past, false, null), limit, grace));
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(quiet(past, past, past, true, null), limit, grace),
+        "already stopping");
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(quiet(past, past, past, false,
+        RunDecision.Limit.PULL), limit, grace), "stopped once");
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(agent(false, Duration.ZERO), limit, grace),
+        "the agent's time counts");
+    assertEquals(new RunDecision.Stop(null), RunDecision.whileRunning(agent(true, Duration.ofSeconds(31)), limit,
+        grace));
+    assertEquals(new RunDecision.Poll(), RunDecision.whileRunning(agent(true, Duration.ofSeconds(5)), limit, grace));
+  }
+
+  @Test
+  void aRunEndedAtALimitOrByTheLogQuotaOrWithNoLogSaysWhich() {
+    RunSnapshot aborted = run("terminated", "aborted", "aborted", "aborted_by_user", null, null);
+    RunDecision.Fail pull = (RunDecision.Fail) RunDecision.whenFinal(aborted, quiet(Duration.ZERO,
+        Duration.ofMinutes(11), null, false, RunDecision.Limit.PULL));
+    assertEquals(EventType.TIME_LIMIT_EXCEEDED, pull.type());
+    assertTrue(pull.message().contains("image"), pull.message());
+    RunDecision.Fail silent = (RunDecision.Fail) RunDecision.whenFinal(aborted, quiet(Duration.ZERO, Duration.ZERO,
+        Duration.ofMinutes(11), false, RunDecision.Limit.NO_LOG));
+    assertEquals(EventType.ERROR, silent.type());
+    assertTrue(silent.message().contains("DSTACK_LOG_STORAGE"), silent.message());
+    // A run that ran and ended without one log event: not a clean exit.
+    RunDecision.Fail done = (RunDecision.Fail) RunDecision.whenFinal(run("done", "done", "exited (0)",
+        "done_by_runner", null, 0), quiet(Duration.ZERO, Duration.ZERO, Duration.ofSeconds(5), false, null));
+    assertTrue(done.message().contains("log storage"), done.message());
+    // executor.go:248-256: killed by the runner at the server's log quota.
+    RunDecision.Fail quota = (RunDecision.Fail) RunDecision.whenFinal(run("failed", "failed", "error",
+        "log_quota_exceeded", "Job log output exceeded the hourly quota of 52428800 bytes", null), STARTED);
+    assertEquals(EventType.RUNTIME_ERROR, quota.type());
+    assertTrue(quota.message().startsWith("dstack killed the job because its output passed the dstack server's "
+        + "per-job log quota (log_quota_exceeded: Job log output exceeded the hourly quota of 52428800 bytes)"),
+        quota.message());
   }
 }

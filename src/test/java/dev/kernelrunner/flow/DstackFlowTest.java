@@ -69,13 +69,14 @@ class DstackFlowTest {
   @ParameterizedTest
   @ValueSource(booleans = {false, true})
   void aRunStreamsLiveAndEndsBenchmarkedWithItsCost(boolean cutAnywhere, Vertx vertx) throws Exception {
-    // cut_random: every log event ends at a random byte, so lines (and CRLFs) straddle events and polls; pages
+    // cut_random: every log event ends at a random byte, so lines straddle events and polls; pages
     // of 5 events, so that reading the log takes next_token pages.
     try (FakeDstack fake = FakeDstack.start(new JsonObject().put("cut_random", cutAnywhere)
         .put("page_limit", cutAnywhere ? 5 : null));
          TestService service = start(vertx, fake, Map.of())) {
+      // (The runner flushes its log 0.5 s after the cursor last moved, or every 3 s: ansistrip, executor.go:38-47.)
       String token = service.userToken("ada");
-      try (SseClient stream = submitStreaming(service, token, "// agent: ok\n// delay: 0.3")) {
+      try (SseClient stream = submitStreaming(service, token, "// agent: ok\n// delay: 0.8")) {
         Frame compiling = stream.nextOf("COMPILING", WAIT);
         assertNotNull(compiling, "the agent's first event arrives");
         JsonObject runs = fake.runs();
@@ -89,7 +90,8 @@ class DstackFlowTest {
         double cost = end.data().getJsonObject("result", end.data()).getDouble("cost_usd", -1.0);
         assertTrue(cost > 0, "the result carries the run's cost: " + end.data());
         assertTrue(name.startsWith("kr-") && name.matches("^[a-z][a-z0-9-]{1,40}$"), "a valid run name: " + name);
-        assertTrue(fake.runs().getJsonObject(name).getString("log").contains("\r\n"), "a terminal's CRLFs");
+        String stored = fake.runs().getJsonObject(name).getString("log");
+        assertFalse(stored.contains("\r"), "the runner stores whole lines ending in LF (ansistrip)");
         if (cutAnywhere) {
           assertTrue(fake.state().getInteger("paged_polls") > 0, "the log was read over next_token pages");
         }
@@ -253,19 +255,120 @@ class DstackFlowTest {
   }
 
   @Test
-  void cancelStopsTheRunAndItsContainer(Vertx vertx) throws Exception {
+  void cancelStopsTheRunAndItsContainerAndWaitsForDstacksKill(Vertx vertx) throws Exception {
+    // dstack stops a command with SIGINT and kills it 10 s later (executor.go:504-512); an abort sent meanwhile
+    // changes nothing (pipeline_tasks/runs/__init__.py:64-65). A short request timeout once made the service give
+    // up on the run before that.
     try (FakeDstack fake = FakeDstack.start(new JsonObject());
-         TestService service = start(vertx, fake, Map.of())) {
+         TestService service = start(vertx, fake, Map.of("DSTACK_REQUEST_TIMEOUT_SECONDS", "1"))) {
       String token = service.userToken("ada");
       String id = submit(service, token, "// agent: trap_term");
       awaitAgentStarted(service, id);
+      long cancelledAt = System.nanoTime();
       Response cancelled = service.post("/api/submissions/" + id + "/cancel", token, "");
       assertEquals(202, cancelled.status(), cancelled.body());
       assertEquals("CANCELLED", service.awaitFinished(id, WAIT).getString("status"));
-      // The agent ignores TERM: the run was aborted after the grace period.
+      JsonObject run = fake.runs().getJsonObject(service.submission(id).getString("run_name"));
+      assertEquals("terminated", run.getString("status"), "cancelled once dstack ended the run: " + run.encode());
+      assertEquals("stopped_by_user", run.getString("termination_reason"), "stopped, never aborted");
+      assertTrue(Duration.ofNanos(System.nanoTime() - cancelledAt).toSeconds() >= 9, "after the runner's kill delay");
       fake.assertNothingRunning(WAIT);
-      assertEquals("aborted_by_user", fake.runs().getJsonObject(service.submission(id).getString("run_name"))
-          .getString("termination_reason"));
+    }
+  }
+
+  @Test
+  void aBurstThatRepeatsTimestampsArrivesWholeOverManyPolls(Vertx vertx) throws Exception {
+    // The runner's per-second counter capped at 2 here (999 in dstack, timestamp.go:36-60): past the third log event
+    // in a second every one has the same stamp. 2,000 events of 1 KB are some 70 log events of 32 KiB in a second
+    // or two, read over many polls of pages of 7.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("timestamp_counter_max", 2).put("page_limit", 7));
+         TestService service = start(vertx, fake, Map.of())) {
+      String token = service.userToken("ada");
+      try (SseClient stream = submitStreaming(service, token, "// agent: flood\n// events: 2000\n// size: 1000")) {
+        List<Frame> frames = stream.untilEnd(Duration.ofSeconds(90));
+        assertEquals("BENCHMARKED", last(frames).event(), last(frames).data().encode());
+        assertEquals(2000, types(frames).stream().filter("TEST_RESULT"::equals).count(), "no line lost or repeated");
+      }
+      fake.assertNothingRunning(WAIT);
+    }
+  }
+
+  @Test
+  void theLogQuotaEndsARunClearlyAndAProfileReportStaysUnderIt(Vertx vertx) throws Exception {
+    // The runner kills a job whose log passes the server's hourly quota (executor.go:248-256): 300 KB here.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("log_quota_hour", 300_000));
+         TestService service = start(vertx, fake, Map.of("DSTACK_PROFILE_REPORT_MAX_MB", "1"))) {
+      String token = service.userToken("ada");
+      JsonObject noisy = service.awaitFinished(submit(service, token, "// agent: noisy\n// megabytes: 1"), WAIT);
+      assertEquals("RUNTIME_ERROR", noisy.getString("status"), noisy.encode());
+      assertTrue(message(noisy).startsWith("dstack killed the job because its output passed the dstack server's "
+          + "per-job log quota (log_quota_exceeded: Job log output exceeded the hourly quota of 300000 bytes)"),
+          noisy.encode());
+      // A 1.5 MB report (2 MB of base64 log) is over the 1 MiB the backend lets through: declared, not sent.
+      fake.configure(new JsonObject().put("log_quota_hour", 1_000_000));
+      Response created = service.post("/api/submissions", token,
+          mi300x("// agent: ok\n// report-bytes: 1500000").put("mode", "profile").encode());
+      JsonObject profiled = service.awaitFinished(created.json().getString("id"), WAIT);
+      assertEquals("PROFILED", profiled.getString("status"), profiled.encode());
+      JsonObject report = profiled.getJsonObject("result").getJsonObject("report");
+      assertEquals(false, report.getBoolean("stored"), report.encode());
+      assertTrue(report.getString("withheld", "").contains("DSTACK_PROFILE_REPORT_MAX_MB"), report.encode());
+      fake.assertNothingRunning(WAIT);
+    }
+  }
+
+  @Test
+  void cloudWatchRepeatingTheStartEventRepeatsNothing(Vertx vertx) throws Exception {
+    // CloudWatch serves the event at startTime again (aws.py:167-168) and ends a page's token only when empty.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("log_storage", "cloudwatch"));
+         TestService service = start(vertx, fake, Map.of())) {
+      try (SseClient stream = submitStreaming(service, service.userToken("ada"), "// agent: ok\n// delay: 0.8")) {
+        List<Frame> frames = stream.untilEnd(WAIT);
+        assertEquals("BENCHMARKED", last(frames).event(), frames.toString());
+        List<String> types = types(frames);
+        assertEquals(1, types.stream().filter("COMPILING"::equals).count(), types.toString());
+        assertEquals(2, types.stream().filter("TEST_RESULT"::equals).count(), types.toString());
+        assertEquals(2, types.stream().filter("BENCHMARK_RESULT"::equals).count(), types.toString());
+      }
+      fake.assertNothingRunning(WAIT);
+    }
+  }
+
+  @Test
+  void aLogStorageThatServesNothingIsNamedNotTakenForProvisioning(Vertx vertx) throws Exception {
+    // fluent-bit without Elasticsearch: logs shipped, none read back (fluentbit.py:207-216).
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("log_storage", "fluentbit"));
+         TestService service = start(vertx, fake, Map.of("DSTACK_PROVISIONING_TIMEOUT_SECONDS", "3"))) {
+      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: hang"), WAIT);
+      assertEquals("ERROR", done.getString("status"), done.encode());
+      assertTrue(message(done).contains("serves no log") && message(done).contains("DSTACK_LOG_STORAGE"),
+          done.encode());
+      fake.assertNothingRunning(WAIT);
+    }
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("log_storage", "fluentbit"));
+         TestService service = start(vertx, fake, Map.of("DSTACK_LOG_STORAGE", "none"))) {
+      JsonObject done = service.awaitFinished(submit(service, service.userToken("ada"), "// agent: ok"), WAIT);
+      assertEquals("ERROR", done.getString("status"), done.encode());
+      assertTrue(done.getJsonObject("error").getString("details", "").contains("DSTACK_LOG_STORAGE=none"),
+          done.encode());
+      assertEquals(0, fake.state().getJsonArray("ever_runs").size(), "nothing sent to dstack");
+    }
+  }
+
+  @Test
+  void theImagePullShowsItsProgressAndIsNotCountedAsProvisioning(Vertx vertx) throws Exception {
+    // 3 s to get a machine, then a 3 s pull (image_pull_progress on the job submission, core/models/runs.py:422-457):
+    // each within the 4 s limit, not both.
+    try (FakeDstack fake = FakeDstack.start(new JsonObject().put("step_seconds", 1.5).put("pull_seconds", 2));
+         TestService service = start(vertx, fake, Map.of("DSTACK_PROVISIONING_TIMEOUT_SECONDS", "4"))) {
+      try (SseClient stream = submitStreaming(service, service.userToken("ada"), "// agent: ok")) {
+        List<Frame> frames = stream.untilEnd(WAIT);
+        assertEquals("BENCHMARKED", last(frames).event(), frames.toString());
+        long pulls = frames.stream().filter(f -> "PROVISIONING".equals(f.event())
+            && f.data().getJsonObject("image_pull") != null).count();
+        assertTrue(pulls >= 1, "the pull's progress is shown: " + frames);
+      }
+      fake.assertNothingRunning(WAIT);
     }
   }
 
