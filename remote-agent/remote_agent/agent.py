@@ -798,16 +798,18 @@ class Agent:
                                                     "kernels": kernels,
                                                     "duration_ms": sum(k["duration_ms"] or 0 for k in kernels)},
                           total_tests=total)
-        pieces = profiler.report_pieces(report)
+        pieces = profiler.report_pieces(report, payload.report_limit_bytes)
         for piece in pieces:
             self.out.emit("PROFILE_REPORT", **piece)
         first = pieces[0] if pieces else None
+        size = None if first else profiler.report_size(report)
+        withheld = {"name": os.path.basename(report), "size": size} if size is not None else None
         self.out.emit("PROFILED", tool=name, tool_version=_version_line(subprocess.run(
                           [tool, "--version"], capture_output=True, text=True, timeout=30).stdout),
                       total_tests=total, kernels=sum(len(v) for v in tests.values()),
                       clock_control="base" if toolchain.kind != "hipcc" else None,
                       report={"name": first["name"], "size": first["size"], "sha256": first["sha256"]}
-                      if first else None)
+                      if first else withheld)  # too large to send: named, with its size, and no pieces
 
     @staticmethod
     def _kill(child):

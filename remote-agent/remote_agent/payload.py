@@ -29,6 +29,8 @@ class Payload:
     mode: str
     limits: dict = field(default_factory=lambda: dict(DEFAULT_LIMITS))
     benchmark: dict = field(default_factory=dict)
+    # The largest profile report the run may send (a dstack run's log has a quota); None: MAX_REPORT_BYTES.
+    report_limit_bytes: int = None
 
 
 def take_event_key(raw_bytes):
@@ -116,6 +118,10 @@ def parse(raw_bytes):
     except (TypeError, ValueError) as e:
         problems.append("benchmark must be an object of min_runs, max_runs, target_cv, long_run_seconds, "
                         "long_runs and review_speedup: " + str(e))
+    report_limit = data.get("report_limit_bytes")
+    if report_limit is not None and (isinstance(report_limit, bool) or not isinstance(report_limit, int)
+                                     or report_limit < 1):
+        problems.append("report_limit_bytes must be a positive whole number of bytes")
     if problems:
         raise PayloadError(problems)
-    return Payload(submission_id, problem, language, dtype, code, mode, limits, benchmark)
+    return Payload(submission_id, problem, language, dtype, code, mode, limits, benchmark, report_limit)

@@ -332,16 +332,18 @@ def parse_rocprof(out_dir):
     return tests
 
 
-def report_pieces(path):
-    """The report file as PROFILE_REPORT event fields, in order; [] when it is missing or too large."""
+def report_pieces(path, limit=None):
+    """The report file as PROFILE_REPORT event fields, in order; [] when it is missing or larger than ``limit``
+    bytes (the payload's ``report_limit_bytes``: a dstack run's log has a quota) or MAX_REPORT_BYTES."""
+    limit = MAX_REPORT_BYTES if limit is None else min(limit, MAX_REPORT_BYTES)
     try:
         with sandbox.open_plain(path) as f:
-            if os.fstat(f.fileno()).st_size > MAX_REPORT_BYTES:
+            if os.fstat(f.fileno()).st_size > limit:
                 return []
-            data = f.read(MAX_REPORT_BYTES + 1)
+            data = f.read(limit + 1)
     except OSError:
         return []
-    if len(data) > MAX_REPORT_BYTES:
+    if len(data) > limit:
         return []
     digest = hashlib.sha256(data).hexdigest()
     count = max(1, -(-len(data) // REPORT_PIECE_BYTES))
@@ -349,6 +351,15 @@ def report_pieces(path):
     return [{"name": name, "part": i + 1, "parts": count, "size": len(data), "sha256": digest,
              "data": base64.b64encode(data[i * REPORT_PIECE_BYTES:(i + 1) * REPORT_PIECE_BYTES]).decode("ascii")}
             for i in range(count)]
+
+
+def report_size(path):
+    """The report file's size (read as the pieces are: no link followed), or None when there is none."""
+    try:
+        with sandbox.open_plain(path) as f:
+            return os.fstat(f.fileno()).st_size
+    except OSError:
+        return None
 
 
 def archive_dir(out_dir, target):

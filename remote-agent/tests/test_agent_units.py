@@ -58,6 +58,14 @@ class PayloadTest(unittest.TestCase):
             with self.assertRaises(payload.PayloadError):
                 payload.parse(valid_payload(benchmark=bad))
 
+    def test_a_report_limit_is_a_positive_number_of_bytes(self):
+        self.assertIsNone(payload.parse(valid_payload()).report_limit_bytes)
+        self.assertEqual(1024, payload.parse(valid_payload(report_limit_bytes=1024)).report_limit_bytes)
+        for bad in (0, -1, 1.5, "1", True):
+            with self.assertRaises(payload.PayloadError) as caught:
+                payload.parse(valid_payload(report_limit_bytes=bad))
+            self.assertIn("report_limit_bytes", " ".join(caught.exception.problems))
+
     def test_not_json(self):
         for raw in (b"{", b"\xff\xfe", b"[1]"):
             with self.assertRaises(payload.PayloadError):

@@ -164,6 +164,16 @@ class ReportTest(unittest.TestCase):
 
     def test_a_missing_report_has_no_pieces(self):
         self.assertEqual(profiler.report_pieces("/nonexistent/profile.ncu-rep"), [])
+        self.assertIsNone(profiler.report_size("/nonexistent/profile.ncu-rep"))
+
+    def test_a_report_over_the_payloads_limit_is_not_sent_but_its_size_is_known(self):
+        with tempfile.TemporaryDirectory() as out:
+            path = os.path.join(out, "profile.ncu-rep")
+            with open(path, "wb") as f:
+                f.write(b"r" * 1000)
+            self.assertEqual([], profiler.report_pieces(path, 999))
+            self.assertEqual(1, len(profiler.report_pieces(path, 1000)))
+            self.assertEqual(1000, profiler.report_size(path))
 
 
 if __name__ == "__main__":

@@ -63,11 +63,20 @@ def directive(code, name, default):
     return match.group(1) if match else default
 
 
+def stop(signum, frame):
+    """As the real agent (remote_agent/__main__.py): INT (dstack's stop) ends the job, its processes with it, and
+    exits 128 + the signal."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.killpg(os.getpgrp(), signal.SIGTERM)
+    os._exit(128 + signum)
+
+
 def main():
     try:
         os.setsid()  # as the real agent does: its process group is what the service stops
     except OSError:
         pass
+    signal.signal(signal.SIGINT, stop)
     args = sys.argv[1:]
     payload_path = args[args.index("--payload") + 1]
     with open(payload_path, "rb") as f:
@@ -140,8 +149,9 @@ def main():
     print("fake agent starting " + behaviour, file=sys.stderr, flush=True)
 
     child = subprocess.Popen(["sleep", "300"])  # a grandchild of the service, to prove tree kills
-    if behaviour == "trap_term":
+    if behaviour == "trap_term":  # an agent that will not stop: only a KILL ends it
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     emit("COMPILING", child_pid=child.pid, agent_pid=os.getpid(), code_bytes=len(code.encode("utf-8")))
     print("compiling with nvcc (pretend)")
 

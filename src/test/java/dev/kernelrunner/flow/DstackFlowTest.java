@@ -188,7 +188,7 @@ class DstackFlowTest {
       JsonObject spec = new JsonObject(Files.readString(service.dataDir().resolve("runs").resolve(id)
           .resolve(name + ".run-spec.json")));
       assertFalse(spec.encode().contains("rm -rf"), "no user text in the run spec");
-      assertEquals(List.of("cd remote-agent", "python3 fake_agent.py --payload ../payload.json"),
+      assertEquals(List.of("cd remote-agent", "exec python3 fake_agent.py --payload ../payload.json"),
           spec.getJsonObject("configuration").getJsonArray("commands").getList());
       assertEquals(new JsonArray().add("amd-mi300x-fleet"), spec.getJsonObject("configuration").getJsonArray("fleets"));
       assertEquals(2, spec.getJsonArray("file_archives").size());
@@ -272,6 +272,16 @@ class DstackFlowTest {
       assertEquals("terminated", run.getString("status"), "cancelled once dstack ended the run: " + run.encode());
       assertEquals("stopped_by_user", run.getString("termination_reason"), "stopped, never aborted");
       assertTrue(Duration.ofNanos(System.nanoTime() - cancelledAt).toSeconds() >= 9, "after the runner's kill delay");
+      fake.assertNothingRunning(WAIT);
+
+      // The task's command execs the agent, so dstack's SIGINT is the agent's: it ends its job at once.
+      String willing = submit(service, token, "// agent: ok\n// delay: 3");
+      awaitAgentStarted(service, willing);
+      long askedAt = System.nanoTime();
+      assertEquals(202, service.post("/api/submissions/" + willing + "/cancel", token, "").status());
+      assertEquals("CANCELLED", service.awaitFinished(willing, WAIT).getString("status"));
+      assertTrue(Duration.ofNanos(System.nanoTime() - askedAt).toSeconds() < 8,
+          "an agent that heard dstack's SIGINT did not wait for the kill");
       fake.assertNothingRunning(WAIT);
     }
   }

@@ -98,7 +98,7 @@ public final class FakeDstack implements AutoCloseable {
     Path template = home.resolve("task-template.json");
     Files.writeString(template, new JsonObject().put("type", "task").put("image", "rocm/pytorch:test")
         .put("env", new JsonObject().put("PYTHONUNBUFFERED", "1"))
-        .put("commands", List.of("cd remote-agent", "python3 fake_agent.py --payload ../payload.json"))
+        .put("commands", List.of("cd remote-agent", "exec python3 fake_agent.py --payload ../payload.json"))
         .put("max_duration", "10m").encodePrettily());
     Map<String, String> env = new HashMap<>();
     env.put("DSTACK_SERVER_URL", url());
