@@ -47,6 +47,8 @@ public class FleetManagerVerticle extends VerticleBase {
   private static final List<String> NODE_STATUSES = List.of("pending", "provisioning", "idle", "busy",
       "terminating", "terminated");
 
+  /** Fleets whose idle_duration was warned about (persistent worker runs want 0). */
+  private final java.util.Set<String> warnedIdle = new java.util.HashSet<>();
   private final AppConfig config;
   private final Map<String, GpuType> configured;
   private final MeterRegistry meters;
@@ -67,7 +69,13 @@ public class FleetManagerVerticle extends VerticleBase {
   }
 
   /** The fleet spec sent to {@code fleets/get_plan} and {@code fleets/apply}, from the template and AMD_*. */
-  static JsonObject fleetSpec(JsonObject template, AppConfig.Amd amd, String name) {
+  /**
+   * The fleet's spec. With persistent worker runs its {@code idle_duration} is 0: the worker run itself keeps the
+   * machine for AMD_FLEET_IDLE_DURATION once its work is done, and an instance a stopped run leaves would otherwise
+   * idle that long again (a run on an existing fleet instance gets the fleet's idle_duration, not its own:
+   * core/models/profiles.py:319-326; instances past it are terminated, pipeline_tasks/instances/check.py:85-102).
+   */
+  static JsonObject fleetSpec(JsonObject template, AppConfig.Amd amd, String name, boolean persistentWorkers) {
     // A backend fleet sets nodes and no env (server/services/fleets.py:1396-1422); nodes is {min, target, max}
     // (core/models/fleets.py:156-185); the spec needs a profile (core/models/fleets.py:371-376).
     JsonObject conf = template.copy().put("type", "fleet").put("name", name)
@@ -75,7 +83,7 @@ public class FleetManagerVerticle extends VerticleBase {
         .put("backends", new JsonArray().add(amd.backend()))
         .put("resources", template.getJsonObject("resources", new JsonObject())
             .copy().put("gpu", Templates.gpuSpec(amd.gpuType(), amd.gpuMemory())))
-        .put("idle_duration", amd.fleetIdleDuration())
+        .put("idle_duration", persistentWorkers ? "0s" : amd.fleetIdleDuration())
         .put("spot_policy", amd.spotPolicy());
     conf.remove("env");
     return new JsonObject().put("configuration", conf).put("profile", new JsonObject().put("name", "default"));
@@ -186,6 +194,13 @@ public class FleetManagerVerticle extends VerticleBase {
     String spot = config.amd().spotPolicy();
     boolean nodesDiffer = !Integer.valueOf(maxNodes).equals(nodes.getInteger("max"));
     boolean spotDiffers = spot != null && conf.containsKey("spot_policy") && !spot.equals(conf.getString("spot_policy"));
+    Object idle = conf.getValue("idle_duration");
+    if (config.dstackWorkers().persistent() && !(idle instanceof Number n && n.intValue() == 0) && !"0s".equals(idle)
+        && warnedIdle.add(fleet.name)) {
+      // Not changeable in place (fleets.py:1251-1276): said once, for the operator to make the fleet again.
+      log.warn("fleet {}: idle_duration is {}, not 0: with persistent worker runs, an instance a stopped idle worker "
+          + "run leaves idles that long again (delete the fleet to have it made with 0)", fleet.name, idle);
+    }
     if (!nodesDiffer && !spotDiffers || config.amd().fleetDryRun()) {
       return Future.succeededFuture(described);
     }
@@ -204,7 +219,7 @@ public class FleetManagerVerticle extends VerticleBase {
 
   /** Writes the fleet spec; applies it unless this is a dry run. */
   private Future<JsonObject> create(Fleet fleet) {
-    JsonObject spec = fleetSpec(fleetTemplate, config.amd(), fleet.name);
+    JsonObject spec = fleetSpec(fleetTemplate, config.amd(), fleet.name, config.dstackWorkers().persistent());
     Path file = config.database().dataDir().toAbsolutePath().resolve("dstack").resolve(fleet.name + ".fleet-spec.json");
     return vertx.executeBlocking(() -> {
       Files.createDirectories(file.getParent());

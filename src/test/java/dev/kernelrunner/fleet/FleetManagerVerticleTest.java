@@ -517,5 +517,8 @@ class FleetManagerVerticleTest {
         .getJsonObject("nodes").getInteger("max");
     assertEquals(2, onDstack, "the fleet on dstack may have AMD_FLEET_MAX_NODES nodes");
     assertEquals(onDstack, fleet.getInteger("max_nodes"), "max_nodes should be the fleet's: " + fleet);
+    // The worker run keeps the machine for AMD_FLEET_IDLE_DURATION; its instance must not idle that long again.
+    assertEquals("0s", dstackFleet(fake).getJsonObject("spec").getJsonObject("configuration")
+        .getValue("idle_duration").toString());
   }
 }
