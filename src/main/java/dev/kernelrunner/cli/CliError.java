@@ -20,6 +20,14 @@ final class CliError extends Exception {
     this.passing = passing;
   }
 
+  /** What a JSON getter's failure on a server's answer means, in words rather than Java's. */
+  static String unexpected(RuntimeException e) {
+    if (e instanceof ClassCastException) {
+      return "a field of another JSON type than a kernel-runner's";
+    }
+    return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+  }
+
   boolean passing() {
     return passing;
   }

@@ -17,33 +17,40 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code java -jar kernel-runner.jar <command>}: submit, watch, status, cancel, problems, leaderboard. Errors are
- * one line; exit statuses are {@link Exit}'s.
+ * {@code java -jar kernel-runner.jar <command>}: submit, watch, status, show, history, cancel, profile download,
+ * problems, leaderboard. Errors are one line; exit statuses are {@link Exit}'s. Whatever the server sends is
+ * printed through {@link Screen}, its control characters made visible.
  */
 public final class TerminalClient {
-  public static final Set<String> COMMANDS = Set.of("submit", "watch", "status", "cancel", "problems", "leaderboard",
-      "help");
+  public static final Set<String> COMMANDS = Set.of("submit", "watch", "status", "show", "history", "cancel",
+      "profile", "problems", "leaderboard", "help");
   private static final Set<String> FLAGS = Set.of("--server", "--token", "--problem", "--gpu", "--dtype", "--language",
-      "--mode");
+      "--mode", "--limit", "--before", "--output");
   private static final String USAGE = """
       usage: java -jar kernel-runner.jar <command> [--server URL] [--token TOKEN]
         submit FILE --problem P --gpu G [--dtype D] [--language cuda|hip] [--mode benchmark|check|profile] [--json]
         watch ID [--json]       follow a submission to its end
         status ID [--json]      a submission as it stands
+        show ID [--json]        the same with its code (and its error in full)
+        history [--problem P] [--gpu G] [--limit N] [--before CURSOR] [--json]
+                                your submissions, newest first, a page at a time
         cancel ID               ask the service to cancel it
+        profile download ID [--output FILE|DIR]   a profile-mode submission's report
         problems                the problems and their dtypes
         leaderboard P --gpu G [--dtype D] [--json]
       The server and token come from --server/--token, else KERNEL_RUNNER_SERVER/KERNEL_RUNNER_TOKEN, else
-      ~/.config/kernel-runner/config.json {"server": ..., "token": ...}. Exit status: 0 success, 2 compile error,
-      3 wrong answer, 4 runtime error or time limit, 5 other errors or cancelled, 64 a command line not understood.""";
+      ~/.config/kernel-runner/config.json {"server": ..., "token": ...} (refused unless only you may read it:
+      chmod 600). A stream quiet for KERNEL_RUNNER_READ_TIMEOUT_SECONDS (40) is resumed, 3 times at most.
+      Exit status: 0 success, 2 compile error, 3 wrong answer, 4 runtime error or time limit, 5 other errors or
+      cancelled, 64 a command line not understood.""";
 
-  private final PrintStream out;
-  private final PrintStream err;
+  private final Screen out;
+  private final Screen err;
   private final Map<String, String> env;
 
   public TerminalClient(PrintStream out, PrintStream err, Map<String, String> env) {
-    this.out = out;
-    this.err = err;
+    this.out = new Screen(out);
+    this.err = new Screen(err);
     this.env = env;
   }
 
@@ -60,14 +67,21 @@ public final class TerminalClient {
       return switch (command.name()) {
         case "submit" -> submit(api, command);
         case "watch" -> watch(api, command.argument("submission id"), command.json());
-        case "status" -> status(api, command.argument("submission id"), command.json());
+        case "status" -> status(api, command.argument("submission id"), command.json(), false);
+        case "show" -> status(api, command.argument("submission id"), command.json(), true);
+        case "history" -> history(api, command);
         case "cancel" -> cancel(api, command.argument("submission id"));
+        case "profile" -> profileDownload(api, command);
         case "problems" -> problems(api);
         default -> leaderboard(api, command);
       };
     } catch (CliError e) {
       err.println("kernel-runner: " + e.getMessage());
       return e.exitCode();
+    } catch (RuntimeException e) {
+      // A field of another JSON type than the service's: a server this client does not understand.
+      err.println("kernel-runner: the server's answer is not what a kernel-runner sends: " + CliError.unexpected(e));
+      return Exit.OTHER;
     }
   }
 
@@ -117,6 +131,23 @@ public final class TerminalClient {
       }
       return arguments.get(0);
     }
+
+    /** The flag as a whole number from {@code min} to {@code max}, or {@code fallback} when not given. */
+    int number(String flag, int min, int max, int fallback) throws CliError {
+      String value = flags.get(flag);
+      if (value == null) {
+        return fallback;
+      }
+      try {
+        int number = Integer.parseInt(value);
+        if (number >= min && number <= max) {
+          return number;
+        }
+      } catch (NumberFormatException e) {
+        // said below
+      }
+      throw new CliError(flag + " must be a whole number from " + min + " to " + max, Exit.USAGE);
+    }
   }
 
   // ---- commands
@@ -154,7 +185,7 @@ public final class TerminalClient {
     Thread cancelOnInterrupt = new Thread(() -> {
       if (!ended[0]) {
         try {
-          JsonObject answer = api.post("/api/submissions/" + id + "/cancel", new JsonObject());
+          JsonObject answer = api.cancel(path(id));
           err.println("kernel-runner: cancelled " + id + " (" + answer.getString("status") + ")");
         } catch (CliError e) {
           err.println("kernel-runner: could not cancel " + id + ": " + e.getMessage());
@@ -189,25 +220,109 @@ public final class TerminalClient {
     } else {
       results(submission);
     }
-    return Exit.of(end.type().equals("VERIFIED") ? "BENCHMARKED" : end.type());
+    String ended = end == null ? submission.getString("status") : end.type();
+    return Exit.of("VERIFIED".equals(ended) ? "BENCHMARKED" : ended);
   }
 
-  private int status(ApiClient api, String id, boolean json) throws CliError {
-    JsonObject submission = api.get("/api/submissions/" + path(id));
+  /** A submission as it stands; {@code full}: with its error's details and its code. */
+  private int status(ApiClient api, String id, boolean json, boolean full) throws CliError {
+    JsonObject submission = api.get("/api/submissions/" + path(id) + (full ? "?include=code" : ""));
     if (json) {
       out.println(submission.encodePrettily());
-    } else {
-      out.println(id + ": " + submission.getString("status") + " (" + submission.getString("problem") + ", "
-          + submission.getString("gpu_type") + ", " + submission.getString("dtype") + ", " + submission.getString("mode")
-          + ")");
-      results(submission);
+      return Exit.OK;
+    }
+    out.println(id + ": " + submission.getString("status") + " (" + submission.getString("problem") + ", "
+        + submission.getString("gpu_type") + ", " + submission.getString("dtype") + ", "
+        + submission.getString("language") + ", " + submission.getString("mode") + ")");
+    if (full) {
+      out.println("created " + submission.getString("created_at") + (submission.getString("finished_at") == null
+          ? "" : ", finished " + submission.getString("finished_at")));
+      JsonObject error = submission.getJsonObject("error");
+      if (error != null) {
+        out.println(error.getString("type", "error") + ": " + error.getString("message", ""));
+        if (error.getValue("details") instanceof String details) {
+          details.lines().limit(200).forEach(line -> out.println("  " + line));
+        }
+      }
+    }
+    JsonArray profiles = submission.getJsonArray("profile_results", new JsonArray());
+    if (!profiles.isEmpty()) {
+      out.println("profile (ms)");
+      profiles.forEach(item -> profile((JsonObject) item));
+    }
+    results(submission);
+    if (full) {
+      out.println("---- code (" + submission.getString("language") + ")");
+      out.println(submission.getString("code", "(the service sent no code)"));
+    }
+    return Exit.OK;
+  }
+
+  /** A page of the caller's submissions, newest first, and how to get the next one. */
+  private int history(ApiClient api, Command command) throws CliError {
+    StringBuilder query = new StringBuilder("?limit=" + command.number("--limit", 1, 200, 20));
+    for (String[] filter : new String[][] {{"--problem", "problem"}, {"--gpu", "gpu_type"}, {"--before", "before"}}) {
+      if (command.flag(filter[0]) != null) {
+        query.append('&').append(filter[1]).append('=').append(URLEncoder.encode(command.flag(filter[0]),
+            StandardCharsets.UTF_8));
+      }
+    }
+    JsonObject page = api.get("/api/submissions" + query);
+    if (command.json()) {
+      out.println(page.encodePrettily());
+      return Exit.OK;
+    }
+    JsonArray submissions = page.getJsonArray("submissions", new JsonArray());
+    if (submissions.isEmpty()) {
+      out.println(command.flag("--before") == null ? "no submissions yet" : "no more submissions");
+      return Exit.OK;
+    }
+    String row = "%-36s  %-19s  %-20s %-10s %-8s %-9s %-19s %12s%n";
+    out.printf(row, "id", "created", "problem", "gpu", "dtype", "mode", "status", "geomean (ms)");
+    for (Object item : submissions) {
+      JsonObject submission = (JsonObject) item;
+      JsonObject result = submission.getJsonObject("result");
+      String created = submission.getString("created_at", "");
+      out.printf(row, submission.getString("id"), created.length() > 19 ? created.substring(0, 19) : created,
+          submission.getString("problem"), submission.getString("gpu_type"), submission.getString("dtype"),
+          submission.getString("mode"), submission.getString("status"),
+          number(result == null ? null : result.getDouble("geomean_runtime_ms")));
+    }
+    String next = page.getString("next_before");
+    if (next != null) {
+      out.println("more: history --before " + next + (command.flag("--limit") == null ? ""
+          : " --limit " + command.flag("--limit")));
     }
     return Exit.OK;
   }
 
   private int cancel(ApiClient api, String id) throws CliError {
-    JsonObject answer = api.post("/api/submissions/" + path(id) + "/cancel", new JsonObject());
+    JsonObject answer = api.cancel(path(id));
     out.println(id + ": " + answer.getString("status"));
+    return Exit.OK;
+  }
+
+  /** {@code profile download ID [--output FILE|DIR]}: the report, saved under the server's name unless told. */
+  private int profileDownload(ApiClient api, Command command) throws CliError {
+    if (command.arguments().size() != 2 || !command.arguments().get(0).equals("download")) {
+      throw new CliError("usage: profile download ID [--output FILE]", Exit.USAGE);
+    }
+    String id = path(command.arguments().get(1));
+    String output = command.flag("--output");
+    ApiClient.Download saved = api.download("/api/submissions/" + id + "/profile", suggested -> {
+      if (output != null && !Files.isDirectory(Path.of(output))) {
+        return Path.of(output);
+      }
+      // The server's name only when it is a plain file name (never a path or a hidden file), and never over a file.
+      String name = suggested != null && suggested.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,127}") ? suggested
+          : id + "-profile";
+      Path file = output == null ? Path.of(name) : Path.of(output, name);
+      if (Files.exists(file)) {
+        throw new CliError(file + " exists: pass --output FILE to replace it or name another", Exit.USAGE);
+      }
+      return file;
+    });
+    out.println("saved " + saved.file() + " (" + saved.size() + " bytes, SHA-256 " + saved.sha256() + ")");
     return Exit.OK;
   }
 
@@ -215,8 +330,8 @@ public final class TerminalClient {
     JsonArray problems = api.get("/api/problems").getJsonArray("problems", new JsonArray());
     for (Object item : problems) {
       JsonObject problem = (JsonObject) item;
-      out.printf("%-24s %-28s %s%n", problem.getString("slug"), String.join(",", strings(problem.getJsonArray("dtypes"))),
-          problem.getString("title", ""));
+      out.printf("%-24s %-28s %s%n", problem.getString("slug"),
+          String.join(",", strings(problem.getJsonArray("dtypes"))), problem.getString("title", ""));
     }
     return Exit.OK;
   }
@@ -224,7 +339,8 @@ public final class TerminalClient {
   private int leaderboard(ApiClient api, Command command) throws CliError {
     String problem = command.argument("problem");
     String query = "?gpu_type=" + URLEncoder.encode(command.required("--gpu"), StandardCharsets.UTF_8)
-        + (command.flag("--dtype") == null ? "" : "&dtype=" + URLEncoder.encode(command.flag("--dtype"), StandardCharsets.UTF_8));
+        + (command.flag("--dtype") == null ? ""
+            : "&dtype=" + URLEncoder.encode(command.flag("--dtype"), StandardCharsets.UTF_8));
     JsonObject board = api.get("/api/leaderboards/" + path(problem) + query);
     if (command.json()) {
       out.println(board.encodePrettily());
@@ -265,23 +381,35 @@ public final class TerminalClient {
       case "CHECKING" -> out.println("checking " + data.getValue("total_tests", "") + " tests");
       case "TEST_RESULT" -> {
         JsonObject result = data.getJsonObject("result", new JsonObject());
-        out.println("  " + ("PASSED".equals(result.getString("status")) ? "✓" : "✗") + " " + result.getValue("test_id")
-            + " " + result.getString("name", ""));
+        out.println("  " + ("PASSED".equals(result.getString("status")) ? "✓" : "✗") + " "
+            + result.getValue("test_id") + " " + result.getString("name", ""));
       }
-      case "CHECKED" -> out.println("checked: " + data.getValue("passed_tests", "?") + "/" + data.getValue("total_tests", "?")
-          + " passed");
+      case "CHECKED" -> out.println("checked: " + data.getValue("passed_tests", "?") + "/"
+          + data.getValue("total_tests", "?") + " passed");
       case "BENCHMARKING" -> out.println("benchmarking " + data.getValue("total_tests", "") + " tests");
-      case "PROFILING" -> out.println("profiling");
-      case "BENCHMARK_RESULT", "PROFILE_RESULT" -> {
+      case "PROFILING" -> out.println("profiling" + (data.getValue("tool") == null ? ""
+          : " with " + data.getValue("tool")));
+      case "BENCHMARK_RESULT" -> {
         JsonObject result = data.getJsonObject("result", new JsonObject());
         out.println("  ✓ " + result.getValue("test_id") + " " + result.getString("name", "")
             + (result.getValue("runtime_ms") instanceof Number n ? ": " + number(n.doubleValue()) + " ms" : ""));
       }
+      case "PROFILE_RESULT" -> profile(data.getJsonObject("result", new JsonObject()));
       case "BENCHMARKED" -> out.println("benchmarked" + timingBy(timing(data)) + (EventType.timingPending(data)
           ? "; the profiler is auditing its times" : ""));
       case "VERIFIED" -> out.println("times " + data.getJsonObject("timing", new JsonObject()).getString("status", "?")
           + timingBy(data.getJsonObject("timing")));
-      case "PROFILED" -> out.println("profiled");
+      case "PROFILED" -> {
+        JsonObject report = data.getJsonObject("report");
+        out.println("profiled" + (data.getValue("tool") == null ? ""
+            : " with " + data.getValue("tool") + " " + data.getValue("tool_version", "")));
+        if (report != null && report.getBoolean("stored", false)) {
+          out.println("report " + report.getValue("name") + " (" + report.getValue("size")
+              + " bytes): profile download " + data.getValue("submission_id"));
+        } else if (report != null) {
+          out.println("report not kept" + (report.getValue("reason") == null ? "" : ": " + report.getValue("reason")));
+        }
+      }
       default -> {
         out.println(event.type() + ": " + data.getString("message", ""));
         // A compiler's output (its first 40 lines) or what the first mismatch was.
@@ -291,6 +419,24 @@ public final class TerminalClient {
         } else if (data.getValue("debug_info") instanceof JsonObject debug) {
           out.println("  " + debug.encode());
         }
+      }
+    }
+  }
+
+  /** A test's profile: its time, then each kernel's figures and the profiler's hint. */
+  private void profile(JsonObject result) {
+    out.println("  ✓ " + result.getValue("test_id") + " " + result.getString("name", "")
+        + (result.getValue("duration_ms") instanceof Number n ? ": " + number(n.doubleValue()) + " ms" : ""));
+    for (Object item : result.getJsonArray("kernels", new JsonArray())) {
+      JsonObject kernel = (JsonObject) item;
+      out.println("      " + kernel.getValue("kernel") + ": " + number(kernel.getDouble("duration_ms")) + " ms, DRAM "
+          + number(kernel.getDouble("dram_gbs")) + " GB/s (" + number(kernel.getDouble("dram_pct_of_peak"))
+          + "% of peak), SM " + number(kernel.getDouble("sm_pct_of_peak")) + "% of peak, occupancy "
+          + number(kernel.getDouble("achieved_occupancy_pct")) + "%, " + kernel.getValue("registers_per_thread", "?")
+          + " registers/thread, grid " + kernel.getValue("grid_size", "?") + ", block "
+          + kernel.getValue("block_size", "?"));
+      if (kernel.getValue("hint") != null) {
+        out.println("        hint: " + kernel.getValue("hint"));
       }
     }
   }
@@ -315,7 +461,8 @@ public final class TerminalClient {
     }
     JsonObject invalidated = submission.getJsonObject("invalidated");
     if (invalidated != null) {
-      out.println("taken off the leaderboards by " + invalidated.getString("by") + ": " + invalidated.getString("reason"));
+      out.println("taken off the leaderboards by " + invalidated.getString("by") + ": "
+          + invalidated.getString("reason"));
     }
     out.println(submission.getString("status"));
   }

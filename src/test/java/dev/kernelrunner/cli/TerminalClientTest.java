@@ -18,6 +18,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -144,11 +145,87 @@ class TerminalClientTest {
   }
 
   @Test
+  void historyPagesThroughEverySubmissionNewestFirst() throws Exception {
+    String historian = service.userToken("historian");
+    List<String> ids = new java.util.ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      ids.add(0, service.submit(historian, "// agent: ok"));
+    }
+    Map<String, String> env = new HashMap<>(env());
+    env.put("KERNEL_RUNNER_TOKEN", historian);
+    Run first = run(env, "history", "--limit", "2");
+    assertEquals(0, first.exit(), first.err());
+    List<String> lines = first.out().lines().toList();
+    assertEquals(4, lines.size(), first.out()); // the heading, two rows, how to get the next page
+    assertTrue(lines.get(0).startsWith("id ") && lines.get(0).endsWith("geomean (ms)"), lines.get(0));
+    assertTrue(lines.get(1).startsWith(ids.get(0) + "  ") && lines.get(1).contains("leaky-relu"), first.out());
+    assertTrue(lines.get(2).startsWith(ids.get(1) + "  "), first.out());
+    assertTrue(lines.get(3).startsWith("more: history --before ") && lines.get(3).endsWith(" --limit 2"),
+        lines.get(3));
+    String cursor = lines.get(3).split(" ")[3];
+    Run second = run(env, "history", "--limit", "2", "--before", cursor);
+    assertEquals(0, second.exit(), second.err());
+    assertEquals(2, second.out().lines().count(), second.out()); // the heading, the last row; no next page
+    assertTrue(second.out().lines().toList().get(1).startsWith(ids.get(2) + "  "), second.out());
+    assertEquals("no more submissions\n", run(env, "history", "--problem", "nope", "--before", cursor).out());
+    assertEquals(Exit.USAGE, run(env, "history", "--limit", "0").exit());
+  }
+
+  @Test
+  void showPrintsTheSubmissionWithItsCode() throws Exception {
+    String code = "// agent: ok\n// the code as sent, line 2";
+    String id = service.submit(token, code);
+    service.awaitFinished(id, Duration.ofSeconds(30));
+    Run show = run(env(), "show", id);
+    assertEquals(0, show.exit(), show.err());
+    assertTrue(show.out().startsWith(id + ": BENCHMARKED (leaky-relu, local, float32, cuda, benchmark)"), show.out());
+    assertTrue(show.out().contains("geometric mean"), show.out());
+    assertTrue(show.out().endsWith("---- code (cuda)\n" + code + "\n"), show.out());
+    assertEquals(code, new JsonObject(run(env(), "show", id, "--json").out()).getString("code"));
+    assertTrue(!run(env(), "status", id).out().contains("line 2"));
+  }
+
+  @Test
+  void aProfileShowsItsFiguresAndItsReportDownloads() throws Exception {
+    Run run = run(env(), "submit", source("profile.cu", "// agent: ok"), "--problem", "leaky-relu", "--gpu", "local",
+        "--mode", "profile");
+    assertEquals(0, run.exit(), run.err() + run.out());
+    String id = run.out().lines().findFirst().orElseThrow().substring("submitted ".length());
+    for (String expected : List.of("profiling with Nsight Compute", "  ✓ 1 n = 1024: 0.01000 ms",
+        "      add(const float *, const float *, float *, unsigned long): 0.01000 ms, DRAM 1000 GB/s (30.00% of peak)",
+        "        hint: Memory is more heavily utilized than Compute", "profiled with Nsight Compute fake",
+        "bytes): profile download " + id, "PROFILED")) {
+      assertTrue(run.out().contains(expected), "missing '" + expected + "' in:\n" + run.out());
+    }
+    Run status = run(env(), "status", id);
+    assertTrue(status.out().contains("DRAM 1000 GB/s"), status.out());
+
+    Path report = files.resolve("report.ncu-rep");
+    Run download = run(env(), "profile", "download", id, "--output", report.toString());
+    assertEquals(0, download.exit(), download.err());
+    byte[] bytes = Files.readAllBytes(report);
+    assertEquals(384_000, bytes.length);
+    String sha256 = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+        .digest(bytes));
+    assertEquals("saved " + report + " (384000 bytes, SHA-256 " + sha256 + ")\n", download.out());
+    Path dir = Files.createDirectories(files.resolve("reports"));
+    assertEquals(0, run(env(), "profile", "download", id, "--output", dir.toString()).exit());
+    assertTrue(Files.exists(dir.resolve(id + "-profile.ncu-rep")));
+
+    String benchmark = service.submit(token, "// agent: ok");
+    service.awaitFinished(benchmark, Duration.ofSeconds(30));
+    Run none = run(env(), "profile", "download", benchmark, "--output", dir.toString());
+    assertEquals(Exit.OTHER, none.exit());
+    assertTrue(none.err().contains("(HTTP 404)"), none.err());
+  }
+
+  @Test
   void problemsAndTheLeaderboardFromTheConfigFile() throws Exception {
     Path config = files.resolve(".config/kernel-runner/config.json");
     Files.createDirectories(config.getParent());
     Files.writeString(config, new JsonObject().put("server", "http://127.0.0.1:" + service.port())
         .put("token", token).encode());
+    Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("rw-------"));
     Map<String, String> home = Map.of("HOME", files.toString());
     Run problems = run(home, "problems");
     assertEquals(0, problems.exit(), problems.err());
