@@ -37,23 +37,32 @@ public final class OpenApiCheck {
   }
 
   /**
-   * The document without its event streams: vertx-openapi refuses a contract that names
+   * The document without its servers and event streams: vertx-openapi refuses a contract that names
    * {@code text/event-stream}, and cannot check a stream anyway. Such a response keeps an empty content, and
    * {@link #check} allows the stream's media type there.
    */
   private static JsonObject validatable(JsonObject document) {
     JsonObject copy = document.copy();
-    copy.getJsonObject("paths").forEach(path -> ((JsonObject) path.getValue()).forEach(operation -> {
-      JsonObject responses = ((JsonObject) operation.getValue()).getJsonObject("responses");
-      responses.forEach(response -> {
-        JsonObject content = ((JsonObject) response.getValue()).getJsonObject("content");
-        if (content != null && content.remove(EVENT_STREAM) != null && content.isEmpty()) {
-          ((JsonObject) response.getValue()).remove("content");
-          ((JsonObject) response.getValue()).put("x-event-stream", true);
-        }
-      });
-    }));
+    // servers: "/" (relative to where the document is served) is valid OpenAPI, but vertx-openapi takes only an
+    // absolute URL there; without servers it matches the paths as they are, which is the same here.
+    copy.remove("servers");
+    copy.getJsonObject("paths").forEach(path -> ((JsonObject) path.getValue()).forEach(operation ->
+        withoutStreams(((JsonObject) operation.getValue()).getJsonObject("responses"))));
+    JsonObject components = copy.getJsonObject("components");
+    if (components != null && components.getJsonObject("responses") != null) {
+      withoutStreams(components.getJsonObject("responses")); // shared ones, such as EventStream
+    }
     return copy;
+  }
+
+  private static void withoutStreams(JsonObject responses) {
+    responses.forEach(response -> {
+      JsonObject content = ((JsonObject) response.getValue()).getJsonObject("content");
+      if (content != null && content.remove(EVENT_STREAM) != null && content.isEmpty()) {
+        ((JsonObject) response.getValue()).remove("content");
+        ((JsonObject) response.getValue()).put("x-event-stream", true);
+      }
+    });
   }
 
   private static final String EVENT_STREAM = "text/event-stream";
