@@ -5,11 +5,23 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.kernelrunner.support.OpenApiCheck;
+import dev.kernelrunner.support.TestService;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
 import io.vertx.openapi.contract.OpenAPIVersion;
+import java.io.InputStream;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The description itself: OpenAPI 3.1, every route of the service in it, and the check catches a wrong answer. */
+/**
+ * The description itself: OpenAPI 3.1, every route of the service in it, the check catches a wrong answer, and
+ * the errors a real service sends are declared for their routes (TestService checks each answer it gets).
+ */
+@ExtendWith(VertxExtension.class)
 class OpenApiTest {
 
   @Test
@@ -44,5 +56,52 @@ class OpenApiTest {
         "application/json", "{}".getBytes(StandardCharsets.UTF_8)));
     OpenApiCheck.check("POST", "/api/submissions/x/cancel", 202, "application/json",
         "{\"id\": \"x\", \"status\": \"CANCELLED\"}".getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void anErrorARouteDoesNotDeclareFails() {
+    byte[] error = "{\"error\": \"conflict\", \"message\": \"x\"}".getBytes(StandardCharsets.UTF_8);
+    assertThrows(AssertionError.class, () -> OpenApiCheck.check("GET", "/api/me", 409, "application/json", error));
+    OpenApiCheck.check("GET", "/api/me", 500, "application/json", error);
+  }
+
+  @Test
+  void realErrorsAreDeclaredWithTheirBodies(Vertx vertx) throws Exception {
+    try (TestService service = TestService.start(vertx, Map.of("SSE_MAX_STREAMS_PER_USER", "1"))) {
+      String user = service.userToken("ana");
+      String admin = TestService.ADMIN_TOKEN;
+      assertEquals(401, service.get("/api/me", null).status());
+      assertEquals(401, service.get("/api/problems", "no-such-token").status());
+      assertEquals(403, service.get("/api/admin/tokens", user).status());
+      assertEquals(403, service.get("/api/worker/stream?worker_id=w&gpu_type=x", user).status());
+      assertEquals(404, service.get("/api/submissions/00000000-0000-0000-0000-000000000000", user).status());
+      assertEquals(404, service.get("/api/submissions/not-an-id/profile", user).status());
+      assertEquals(404, service.post("/api/submissions/00000000-0000-0000-0000-000000000000/cancel", user, "")
+          .status());
+      assertEquals(400, service.get("/api/submissions?limit=0", user).status());
+      assertEquals(400, service.get("/api/admin/tokens?before=nonsense", admin).status());
+      assertEquals(400, service.delete("/api/admin/tokens/nonsense", admin).status());
+      assertEquals(404, service.delete("/api/admin/tokens/0123456789abcdef", admin).status());
+      assertEquals(400, service.post("/api/submissions", user, "[]").status());
+      assertEquals(400, service.post("/api/submissions/cancel", user, "{}").status());
+      assertEquals(400, service.post("/api/admin/tokens", admin, "{\"role\": \"root\"}").status());
+      assertEquals(400, service.get("/api/leaderboards/softmax", user).status());
+      assertEquals(404, service.get("/api/leaderboards/no-such-problem?gpu_type=x", user).status());
+      assertEquals(404, service.post("/api/admin/submissions/00000000-0000-0000-0000-000000000000/invalidate",
+          admin, new JsonObject().put("reason", "test").encode()).status());
+      assertEquals(400, service.get("/api/submissions/x/events?last_event_id=-1", user).status());
+      assertEquals(413, service.post("/api/submissions", user, "{\"code\": \"" + "x".repeat(3_000_000) + "\"}")
+          .status());
+      // Headers over 16 KiB: the HTTP server's own answer, before any route (declared as HeaderTooLarge).
+      try (Socket socket = new Socket("127.0.0.1", service.port())) {
+        socket.getOutputStream().write(("GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(20_000)
+            + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        socket.setSoTimeout(10_000);
+        InputStream in = socket.getInputStream();
+        String answer = new String(in.readNBytes(12), StandardCharsets.US_ASCII);
+        assertEquals("HTTP/1.1 431", answer);
+        OpenApiCheck.check("GET", "/health/live", 431, null, new byte[0]);
+      }
+    }
   }
 }
