@@ -31,7 +31,9 @@ final class ApiError {
       case Failures.TOO_MANY -> "too_many_active";
       case Failures.UNAVAILABLE -> "unavailable";
       case Failures.BAD_REQUEST -> "bad_request";
-      default -> "internal";
+      case 401 -> "unauthorized";
+      case 403 -> "forbidden";
+      default -> code >= 500 ? "internal" : "error";
     };
     send(ctx, code, kind, error.getMessage());
   }
