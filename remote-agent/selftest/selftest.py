@@ -97,7 +97,8 @@ def main():
     results = {"checks": checks}
     if PART in ("all", "kernels"):
         medians = {}
-        for slug in catalog.slugs():
+        only = os.environ.get("KR_SLUGS")  # a comma list: some problems only (new ones, say)
+        for slug in [s for s in catalog.slugs() if not only or s in only.split(",")]:
             events = run_agent("ok-cuda-" + slug, slug, "cuda", read(os.path.join(HERE, "kernels", slug + ".cu")))
             if expect("correct CUDA kernel benchmarks: " + slug, events, "BENCHMARKED"):
                 medians[slug] = {r["name"]: r["runtime_ms"] for r in events[-1]["test_results"]}

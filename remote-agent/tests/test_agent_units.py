@@ -298,6 +298,22 @@ class CatalogTest(unittest.TestCase):
                 self.assertGreater(problem.flops(case["sizes"]), 0)
                 self.assertGreater(problem.bytes_moved(case["sizes"], "float32"), 0)
 
+    def test_every_problem_has_a_level_tags_a_known_solution_and_its_source_named(self):
+        for slug in catalog.slugs():
+            meta = catalog.load(slug).meta
+            with self.subTest(problem=slug):
+                self.assertIn(meta.get("level"), (1, 2, 3))
+                self.assertTrue(meta.get("tags") and all(isinstance(t, str) for t in meta["tags"]))
+                # The catalog's own check (selftest.py OUT kernels) runs it on a GPU; it never reaches users.
+                self.assertTrue(os.path.isfile(os.path.join(ROOT, "selftest", "kernels", slug + ".cu")))
+                source = meta.get("attribution")
+                if source is not None:
+                    self.assertIn("KernelBench", source["source"])
+                    self.assertEqual("MIT", source["license"])
+                    notice = os.path.join(catalog.PROBLEMS_DIR, slug, source["notice"])
+                    with open(notice, encoding="utf-8") as f:
+                        self.assertIn("Copyright (c) 2023 Anne Ouyang, Simon Guo, Azalia Mirhoseini", f.read())
+
     def test_sizes_include_ones_off_the_block_size(self):
         for slug in catalog.slugs():
             problem = catalog.load(slug)

@@ -67,6 +67,19 @@ class ToleranceTest(unittest.TestCase):
             with self.subTest(problem=problem.slug, case=case["name"]):
                 self.assertEqual(mismatches(problem, case, got, want), 0, "the tolerance refuses float32 itself")
 
+    def test_zeros_and_a_copy_of_an_input_fail(self):
+        # What a solution that does nothing, or only copies, would leave in the outputs (KernelBench#165: all-zeros
+        # passed 4 of 60 level-1 problems there).
+        for problem, case, inputs, want in self.cases():
+            with self.subTest(problem=problem.slug, case=case["name"], attack="zeros"):
+                zeros = {name: torch.zeros_like(want[name]) for name in problem.outputs()}
+                self.assertGreater(mismatches(problem, case, zeros, want), 0, "all-zeros passes")
+            for name, value in inputs.items():
+                if torch.is_tensor(value) and all(value.shape == want[o].shape for o in problem.outputs()):
+                    with self.subTest(problem=problem.slug, case=case["name"], attack="copy of " + name):
+                        copy = {o: value.clone() for o in problem.outputs()}
+                        self.assertGreater(mismatches(problem, case, copy, want), 0, "a copy of the input passes")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -21,6 +21,7 @@ typedef cudaDeviceAttr hipDeviceAttribute_t;
 typedef dim3 hipDim3_t;
 typedef __half hip_half;
 typedef __nv_bfloat16 hip_bfloat16;
+typedef __nv_bfloat16 __hip_bfloat16;  // ROCm 6's name (hip/hip_bf16.h)
 
 #define hipSuccess cudaSuccess
 #define hipErrorInvalidValue cudaErrorInvalidValue

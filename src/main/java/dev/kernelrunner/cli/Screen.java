@@ -14,6 +14,14 @@ final class Screen {
     target.println(Visible.text(line));
   }
 
+  void print(String text) {
+    target.print(Visible.text(text));
+  }
+
+  void println() {
+    target.println();
+  }
+
   void printf(String format, Object... args) {
     target.print(Visible.text(String.format(format, args)));
   }

@@ -25,7 +25,7 @@ public final class TerminalClient {
   public static final Set<String> COMMANDS = Set.of("submit", "watch", "status", "show", "history", "cancel",
       "profile", "problems", "leaderboard", "help");
   private static final Set<String> FLAGS = Set.of("--server", "--token", "--problem", "--gpu", "--dtype", "--language",
-      "--mode", "--limit", "--before", "--output");
+      "--mode", "--limit", "--before", "--output", "--level", "--tag", "--search");
   private static final String USAGE = """
       usage: java -jar kernel-runner.jar <command> [--server URL] [--token TOKEN]
         submit FILE --problem P --gpu G [--dtype D] [--language cuda|hip] [--mode benchmark|check|profile] [--json]
@@ -36,7 +36,12 @@ public final class TerminalClient {
                                 your submissions, newest first, a page at a time
         cancel ID               ask the service to cancel it
         profile download ID [--output FILE|DIR]   a profile-mode submission's report
-        problems                the problems and their dtypes
+        problems [--level N] [--tag T] [--search TEXT] [--json]
+                                the problems (slug, level, dtypes, title), filtered
+        problems show SLUG [--language cuda|hip] [--dtype D] [--json]
+                                one problem: what it computes, its solution(...) signature, how it is launched
+        problems show SLUG --starter [--language cuda|hip] > kernel.cu
+                                a starter kernel that compiles (and fails every test until written)
         leaderboard P --gpu G [--dtype D] [--json]
       The server and token come from --server/--token, else KERNEL_RUNNER_SERVER/KERNEL_RUNNER_TOKEN, else
       ~/.config/kernel-runner/config.json {"server": ..., "token": ...} (refused unless only you may read it:
@@ -72,7 +77,7 @@ public final class TerminalClient {
         case "history" -> history(api, command);
         case "cancel" -> cancel(api, command.argument("submission id"));
         case "profile" -> profileDownload(api, command);
-        case "problems" -> problems(api);
+        case "problems" -> problems(api, command);
         default -> leaderboard(api, command);
       };
     } catch (CliError e) {
@@ -99,6 +104,8 @@ public final class TerminalClient {
         String arg = args[i];
         if (arg.equals("--json")) {
           json = true;
+        } else if (arg.equals("--starter")) {
+          flags.put(arg, "true");
         } else if (FLAGS.contains(arg)) {
           if (i + 1 >= args.length) {
             throw new CliError(arg + " needs a value", Exit.USAGE);
@@ -326,13 +333,82 @@ public final class TerminalClient {
     return Exit.OK;
   }
 
-  private int problems(ApiClient api) throws CliError {
-    JsonArray problems = api.get("/api/problems").getJsonArray("problems", new JsonArray());
+  private int problems(ApiClient api, Command command) throws CliError {
+    if (!command.arguments().isEmpty()) {
+      if (command.arguments().size() != 2 || !command.arguments().get(0).equals("show")) {
+        throw new CliError("problems takes no argument, or show SLUG", Exit.USAGE);
+      }
+      return problem(api, command, command.arguments().get(1));
+    }
+    List<String> query = new ArrayList<>();
+    for (String[] pair : new String[][] {{"--level", "level"}, {"--tag", "tag"}, {"--search", "q"}}) {
+      if (command.flag(pair[0]) != null) {
+        query.add(pair[1] + "=" + URLEncoder.encode(command.flag(pair[0]), StandardCharsets.UTF_8));
+      }
+    }
+    JsonObject answer = api.get("/api/problems" + (query.isEmpty() ? "" : "?" + String.join("&", query)));
+    if (command.json()) {
+      out.println(answer.encodePrettily());
+      return Exit.OK;
+    }
+    JsonArray problems = answer.getJsonArray("problems", new JsonArray());
     for (Object item : problems) {
       JsonObject problem = (JsonObject) item;
-      out.printf("%-24s %-28s %s%n", problem.getString("slug"),
+      Object level = problem.getValue("level");
+      out.printf("%-30s %-3s %-24s %s%n", problem.getString("slug"), level == null ? "" : "L" + level,
           String.join(",", strings(problem.getJsonArray("dtypes"))), problem.getString("title", ""));
     }
+    if (problems.isEmpty()) {
+      out.println("no problem matches");
+    }
+    return Exit.OK;
+  }
+
+  /** One problem: what it computes and the solution(...) to write, or (--starter) a kernel to begin from. */
+  private int problem(ApiClient api, Command command, String slug) throws CliError {
+    JsonObject problem = api.get("/api/problems/" + path(slug));
+    if (command.json()) {
+      out.println(problem.encodePrettily());
+      return Exit.OK;
+    }
+    String language = command.flag("--language") == null ? "cuda" : command.flag("--language");
+    JsonObject byDtype = problem.getJsonObject("signatures", new JsonObject()).getJsonObject(language);
+    if (byDtype == null) {
+      throw new CliError(slug + " takes no " + language + " (its languages: "
+          + String.join(", ", strings(problem.getJsonArray("languages"))) + ")", Exit.USAGE);
+    }
+    if (command.flag("--starter") != null) {
+      out.print(problem.getJsonObject("starter", new JsonObject()).getString(language, ""));
+      return Exit.OK;
+    }
+    String dtype = command.flag("--dtype") == null ? strings(problem.getJsonArray("dtypes")).get(0)
+        : command.flag("--dtype");
+    JsonObject signature = byDtype.getJsonObject(dtype);
+    if (signature == null) {
+      throw new CliError(slug + " takes no dtype " + dtype + " (its dtypes: "
+          + String.join(", ", strings(problem.getJsonArray("dtypes"))) + ")", Exit.USAGE);
+    }
+    out.println(problem.getString("title", slug) + " (" + slug + (problem.getValue("level") == null ? ""
+        : ", level " + problem.getValue("level")) + ")");
+    out.println(problem.getString("description", ""));
+    out.println("dtypes: " + String.join(", ", strings(problem.getJsonArray("dtypes"))) + "; languages: "
+        + String.join(", ", strings(problem.getJsonArray("languages"))));
+    out.println();
+    out.println("Write either kernel the agent launches (" + problem.getString("launch_note", "") + "):");
+    for (String include : strings(signature.getJsonArray("includes", new JsonArray()))) {
+      out.println("  #include " + include);
+    }
+    out.println("  " + signature.getString("kernel"));
+    out.println("or a host function that launches your own kernels:");
+    out.println("  " + signature.getString("host"));
+    JsonObject source = problem.getJsonObject("attribution");
+    if (source != null) {
+      out.println();
+      out.println("From " + source.getString("source", "") + " (" + source.getString("license", "") + ")");
+    }
+    out.println();
+    out.println("Start from: kernel-runner problems show " + slug + " --starter --language " + language
+        + " > kernel." + ("hip".equals(language) ? "hip" : "cu"));
     return Exit.OK;
   }
 

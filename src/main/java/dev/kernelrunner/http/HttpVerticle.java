@@ -157,7 +157,11 @@ public class HttpVerticle extends VerticleBase {
     router.delete("/api/admin/tokens/:id/machine").handler(ctx -> Bus.request(bus, Addresses.STORE_TOKEN_BIND,
             new JsonObject().put("id", ctx.pathParam("id")).putNull("machine_key"))
         .onSuccess(reply -> json(ctx, 200, reply)).onFailure(error -> ApiError.fromFailure(ctx, error)));
-    get(router, "/api/problems").handler(ctx -> json(ctx, 200, new JsonObject().put("problems", problems.toJson())));
+    get(router, "/api/problems").handler(this::listProblems);
+    get(router, "/api/problems/:slug").handler(ctx -> problems.get(ctx.pathParam("slug")).ifPresentOrElse(
+        problem -> json(ctx, 200, ProblemCatalog.detail(problem)),
+        () -> ApiError.send(ctx, 404, "not_found", "no problem '" + ctx.pathParam("slug")
+            + "' (see GET /api/problems)")));
     get(router, "/api/gpu-types").handler(this::listGpuTypes);
     get(router, "/api/me").handler(ctx -> Bus.request(bus, Addresses.STORE_QUOTA_USAGE,
             quotaQuery(principal(ctx).userId()))
@@ -520,6 +524,22 @@ public class HttpVerticle extends VerticleBase {
     submission.remove("log_position");
     submission.remove("log_offset");
     return submission;
+  }
+
+  /** The catalog, or the problems of {@code level} with {@code tag} whose text holds {@code q}. */
+  private void listProblems(RoutingContext ctx) {
+    Integer level = null;
+    String levelParam = ctx.request().getParam("level");
+    if (levelParam != null) {
+      try {
+        level = Integer.parseInt(levelParam);
+      } catch (NumberFormatException e) {
+        ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("level", "must be a whole number")));
+        return;
+      }
+    }
+    json(ctx, 200, new JsonObject().put("problems", problems.filter(level, ctx.request().getParam("tag"),
+        ctx.request().getParam("q"))));
   }
 
   private void listSubmissions(RoutingContext ctx) {

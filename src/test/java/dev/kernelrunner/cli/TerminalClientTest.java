@@ -230,6 +230,22 @@ class TerminalClientTest {
     Run problems = run(home, "problems");
     assertEquals(0, problems.exit(), problems.err());
     assertTrue(problems.out().contains("leaky-relu"), problems.out());
+    Run found = run(home, "problems", "--tag", "activation", "--search", "gelu");
+    assertEquals(0, found.exit(), found.err());
+    assertTrue(found.out().startsWith("gelu ") && found.out().contains("new-gelu") && !found.out().contains("relu "),
+        found.out());
+    Run show = run(home, "problems", "show", "leaky-relu");
+    assertEquals(0, show.exit(), show.err());
+    assertTrue(show.out().contains("  __global__ void solution(const float* input, float alpha, float* output, "
+        + "size_t M, size_t N)\n"), show.out());
+    assertTrue(show.out().contains("extern \"C\" void solution("), show.out());
+    Run starter = run(home, "problems", "show", "leaky-relu", "--starter", "--language", "hip");
+    assertEquals(0, starter.exit(), starter.err());
+    assertTrue(starter.out().startsWith("#include <hip/hip_runtime.h>\n") && starter.out().endsWith("}\n"),
+        starter.out());
+    Run unknown = run(home, "problems", "show", "no-such-problem");
+    assertEquals(Exit.OTHER, unknown.exit());
+    assertTrue(unknown.err().contains("404"), unknown.err());
     Run board = run(home, "leaderboard", "leaky-relu", "--gpu", "local");
     assertEquals(0, board.exit(), board.err());
     assertTrue(board.out().startsWith("leaky-relu on local (float32)"), board.out());

@@ -283,6 +283,16 @@ class SubmissionFlowTest {
         .filter(p -> "leaky-relu".equals(p.getString("slug"))).findFirst().orElseThrow();
     assertEquals(List.of("input", "alpha", "output", "M", "N"), problem.getJsonArray("parameters").stream()
         .map(p -> ((JsonObject) p).getString("name")).toList());
+    JsonArray activations = service.get("/api/problems?level=1&tag=activation&q=relu", alice).json()
+        .getJsonArray("problems");
+    assertEquals(List.of("leaky-relu", "relu"), activations.stream().map(p -> ((JsonObject) p).getString("slug"))
+        .toList());
+    Response badLevel = service.get("/api/problems?level=one", alice);
+    assertEquals(400, badLevel.status());
+    assertEquals("level", badLevel.json().getJsonArray("details").getJsonObject(0).getString("field"));
+    JsonObject detail = service.get("/api/problems/leaky-relu", alice).json();
+    assertTrue(detail.getJsonObject("starter").getString("cuda").contains("__global__ void solution("), detail.encode());
+    assertEquals(404, service.get("/api/problems/no-such-problem", alice).status());
     JsonObject gpu = service.get("/api/gpu-types", alice).json().getJsonArray("gpu_types").getJsonObject(0);
     assertEquals("local", gpu.getString("name"));
     assertEquals(2, gpu.getInteger("capacity"));

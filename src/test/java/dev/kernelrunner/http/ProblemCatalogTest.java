@@ -2,12 +2,14 @@ package dev.kernelrunner.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 class ProblemCatalogTest {
@@ -24,6 +26,67 @@ class ProblemCatalogTest {
     ProblemCatalog.Problem leaky = catalog.get("leaky-relu").orElseThrow();
     assertEquals(List.of("float32"), leaky.dtypes());
     assertEquals(List.of("cuda", "hip"), leaky.languages());
+  }
+
+  @Test
+  void problemsAreFoundByLevelTagAndText() {
+    ProblemCatalog catalog = ProblemCatalog.load(Path.of("remote-agent/problems"));
+    assertEquals(catalog.toJson().size(), catalog.filter(1, null, null).size(), "every problem so far is level 1");
+    assertEquals(0, catalog.filter(3, null, null).size());
+    List<String> activations = slugs(catalog.filter(null, "activation", null));
+    assertTrue(activations.containsAll(List.of("relu", "sigmoid", "gelu", "hard-tanh")), activations.toString());
+    assertTrue(!activations.contains("matrix-multiplication"), activations.toString());
+    assertEquals(List.of("gelu", "new-gelu"), slugs(catalog.filter(null, null, "GeLu")), "text, case ignored");
+    assertEquals(List.of("new-gelu"), slugs(catalog.filter(1, "activation", "minGPT")), "all three at once");
+  }
+
+  @Test
+  void aProblemsDetailGivesItsSignaturesPerLanguageAndDtypeAndAStarter() {
+    ProblemCatalog catalog = ProblemCatalog.load(Path.of("remote-agent/problems"));
+    JsonObject leaky = ProblemCatalog.detail(catalog.get("leaky-relu").orElseThrow());
+    JsonObject cuda = leaky.getJsonObject("signatures").getJsonObject("cuda").getJsonObject("float32");
+    assertEquals("__global__ void solution(const float* input, float alpha, float* output, size_t M, size_t N)",
+        cuda.getString("kernel"));
+    assertEquals("extern \"C\" void solution(const float* input, float alpha, float* output, size_t M, size_t N)",
+        cuda.getString("host"));
+    assertEquals(new JsonArray(), cuda.getJsonArray("includes"));
+    assertTrue(leaky.getString("launch_note").contains("M * N"), leaky.getString("launch_note"));
+    JsonObject half = ProblemCatalog.detail(catalog.get("vector-addition").orElseThrow()).getJsonObject("signatures");
+    assertEquals("__global__ void solution(const __half* A, const __half* B, __half* C, size_t N)",
+        half.getJsonObject("cuda").getJsonObject("float16").getString("kernel"));
+    assertEquals(new JsonArray().add("<hip/hip_runtime.h>").add("<hip/hip_bf16.h>"),
+        half.getJsonObject("hip").getJsonObject("bfloat16").getJsonArray("includes"));
+    String starter = leaky.getJsonObject("starter").getString("hip");
+    assertTrue(starter.startsWith("#include <hip/hip_runtime.h>\n"), starter);
+    assertTrue(starter.contains(cuda.getString("kernel") + " {"), starter);
+  }
+
+  @Test
+  void everyStarterCompilesWithNvcc() throws Exception {
+    Path nvcc = Path.of("/usr/local/cuda/bin/nvcc");
+    String command = Files.isExecutable(nvcc) ? nvcc.toString()
+        : Files.isExecutable(Path.of("/usr/local/bin/nvcc")) ? "/usr/local/bin/nvcc" : null;
+    Assumptions.assumeTrue(command != null, "nvcc is not installed");
+    ProblemCatalog catalog = ProblemCatalog.load(Path.of("remote-agent/problems"));
+    Path work = Files.createTempDirectory("starters");
+    String include = Path.of("remote-agent/remote_agent/include").toAbsolutePath().toString();
+    for (Object each : catalog.toJson()) {
+      String slug = ((JsonObject) each).getString("slug");
+      JsonObject starters = ProblemCatalog.detail(catalog.get(slug).orElseThrow()).getJsonObject("starter");
+      for (String language : starters.fieldNames()) {
+        Path source = work.resolve(slug + "-" + language + ".cu");
+        Files.writeString(source, starters.getString(language));
+        // HIP on NVIDIA as the agent builds it: the HIP-to-CUDA header stands in for <hip/hip_runtime.h>.
+        Process build = new ProcessBuilder(command, "-c", "-arch=sm_90", "-I", include, "-o",
+            work.resolve(slug + "-" + language + ".o").toString(), source.toString()).redirectErrorStream(true).start();
+        String output = new String(build.getInputStream().readAllBytes());
+        assertEquals(0, build.waitFor(), slug + " (" + language + "): " + output);
+      }
+    }
+  }
+
+  private static List<String> slugs(JsonArray problems) {
+    return problems.stream().map(p -> ((JsonObject) p).getString("slug")).toList();
   }
 
   @Test

@@ -1,0 +1,31 @@
+"""ELU: output = input if input > 0 else alpha * (exp(input) - 1); alpha differs per test.
+
+From KernelBench level 1, 31_ELU.py (MIT licence: ../KERNELBENCH-LICENSE)."""
+CASES = [
+    {"name": "1 x 1", "sizes": {"M": 1, "N": 1}},
+    {"name": "33 x 257", "sizes": {"M": 33, "N": 257}},
+    {"name": "1000 x 1000", "sizes": {"M": 1000, "N": 1000}},
+    {"name": "4096 x 4097", "sizes": {"M": 4096, "N": 4097}},
+    {"name": "8192 x 8192", "sizes": {"M": 8192, "N": 8192}},
+]
+# Against the reference in double: float32 arithmetic (a few ulp) passes; float16 (about 5e-4 relative) fails.
+TOLERANCE = {"float32": {"atol": 1e-5, "rtol": 1e-5}}
+
+
+def make_inputs(sizes, dtype, gen, torch):
+    scalar = 0.5 + 1.5 * torch.rand(1, generator=gen, device="cuda").item()
+    return {"input": 3 * torch.randn(sizes["M"], sizes["N"], generator=gen, device="cuda", dtype=dtype),
+            "alpha": scalar}
+
+
+def reference(args, torch):
+    x = args["input"]
+    return {"output": torch.nn.functional.elu(x, alpha=args["alpha"])}
+
+
+def flops(sizes):
+    return 5 * sizes["M"] * sizes["N"]
+
+
+def bytes_moved(sizes, elem):
+    return 2 * sizes["M"] * sizes["N"] * elem

@@ -1,0 +1,8 @@
+#include <hip/hip_runtime.h>
+// A known-correct solution of new-gelu (the catalog's check; not shown to users).
+__global__ void solution(const float* input, float* output, size_t M, size_t N) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < M * N) {
+    float x = input[i];
+    output[i] = 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))); }
+}
