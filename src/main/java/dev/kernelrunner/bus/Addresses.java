@@ -65,6 +65,8 @@ public final class Addresses {
   public static final String STORE_PROFILE_GET = "store.profile.get";
   /** A leaderboard's candidates: {problem, gpu_type, dtype} -> {rows}. */
   public static final String STORE_LEADERBOARD = "store.leaderboard";
+  /** A user's best accepted speedup per GPU type and problem: {user_id} -> {best: [{gpu_type, problem, speedup}]}. */
+  public static final String STORE_BEST_SPEEDUPS = "store.best.speedups";
   /** Every board with entries: {} -> {boards}. */
   public static final String STORE_LEADERBOARDS = "store.leaderboards";
   /** {id, invalidate, reason, by} -> {id, invalidated}: takes a result off the boards, or puts it back. */

@@ -23,7 +23,7 @@ import java.util.Set;
  */
 public final class TerminalClient {
   public static final Set<String> COMMANDS = Set.of("submit", "watch", "status", "show", "history", "cancel",
-      "profile", "problems", "leaderboard", "help");
+      "profile", "problems", "leaderboard", "me", "help");
   private static final Set<String> FLAGS = Set.of("--server", "--token", "--problem", "--gpu", "--dtype", "--language",
       "--mode", "--limit", "--before", "--output", "--level", "--tag", "--search");
   private static final String USAGE = """
@@ -43,6 +43,7 @@ public final class TerminalClient {
         problems show SLUG --starter [--language cuda|hip] > kernel.cu
                                 a starter kernel that compiles (and fails every test until written)
         leaderboard P --gpu G [--dtype D] [--json]
+        me [--level N] [--json]  you: your quotas, and fast_0/1/2 per GPU type over the catalog (or a level)
       The server and token come from --server/--token, else KERNEL_RUNNER_SERVER/KERNEL_RUNNER_TOKEN, else
       ~/.config/kernel-runner/config.json {"server": ..., "token": ...} (refused unless only you may read it:
       chmod 600). A stream quiet for KERNEL_RUNNER_READ_TIMEOUT_SECONDS (40) is resumed, 3 times at most.
@@ -78,6 +79,7 @@ public final class TerminalClient {
         case "cancel" -> cancel(api, command.argument("submission id"));
         case "profile" -> profileDownload(api, command);
         case "problems" -> problems(api, command);
+        case "me" -> me(api, command);
         default -> leaderboard(api, command);
       };
     } catch (CliError e) {
@@ -360,6 +362,38 @@ public final class TerminalClient {
     }
     if (problems.isEmpty()) {
       out.println("no problem matches");
+    }
+    return Exit.OK;
+  }
+
+  /** The caller: quotas, and fast_p per GPU type (KernelBench's: the share of problems solved over 0, 1, 2x). */
+  private int me(ApiClient api, Command command) throws CliError {
+    String level = command.flag("--level");
+    JsonObject me = api.get("/api/me" + (level == null ? "" : "?level=" + URLEncoder.encode(level,
+        StandardCharsets.UTF_8)));
+    if (command.json()) {
+      out.println(me.encodePrettily());
+      return Exit.OK;
+    }
+    out.println(me.getString("user_id") + (me.getBoolean("admin", false) ? " (admin)" : ""));
+    JsonObject quotas = me.getJsonObject("quotas", new JsonObject());
+    for (String name : quotas.fieldNames()) {
+      JsonObject quota = quotas.getJsonObject(name);
+      Object limit = quota.getValue("limit");
+      out.println("  " + name + ": " + quota.getValue("used") + " of " + (limit == null ? "no limit" : limit));
+    }
+    JsonObject fast = me.getJsonObject("fast_p", new JsonObject());
+    JsonObject types = fast.getJsonObject("gpu_types", new JsonObject());
+    out.println("fast_p over " + (fast.getValue("level") == null ? "the catalog" : "level " + fast.getValue("level"))
+        + " (baseline: " + fast.getString("baseline", "") + ")");
+    if (types.isEmpty()) {
+      out.println("  no accepted result yet");
+    }
+    for (String type : types.fieldNames()) {
+      JsonObject f = types.getJsonObject(type);
+      out.printf("  %-10s solved %d of %d   fast_0 %.3f   fast_1 %.3f   fast_2 %.3f%n", type,
+          f.getInteger("solved"), f.getInteger("problems"), f.getDouble("fast_0"), f.getDouble("fast_1"),
+          f.getDouble("fast_2"));
     }
     return Exit.OK;
   }

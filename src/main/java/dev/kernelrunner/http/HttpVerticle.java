@@ -6,6 +6,7 @@ import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.bus.Revocations;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.leaderboard.FastP;
 import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Queues;
@@ -163,11 +164,7 @@ public class HttpVerticle extends VerticleBase {
         () -> ApiError.send(ctx, 404, "not_found", "no problem '" + ctx.pathParam("slug")
             + "' (see GET /api/problems)")));
     get(router, "/api/gpu-types").handler(this::listGpuTypes);
-    get(router, "/api/me").handler(ctx -> Bus.request(bus, Addresses.STORE_QUOTA_USAGE,
-            quotaQuery(principal(ctx).userId()))
-        .onSuccess(usage -> json(ctx, 200, new JsonObject().put("user_id", principal(ctx).userId())
-            .put("admin", principal(ctx).admin()).put("quotas", usage.getJsonObject("quotas"))))
-        .onFailure(error -> ApiError.fromFailure(ctx, error)));
+    get(router, "/api/me").handler(this::me);
     get(router, "/api/fleets").handler(ctx -> Bus.request(bus, Addresses.FLEET_LIST,
             new JsonObject().put("refresh", true), Duration.ofMinutes(5))
         .onSuccess(fleets -> json(ctx, 200, fleets)).onFailure(error -> ApiError.fromFailure(ctx, error)));
@@ -526,17 +523,43 @@ public class HttpVerticle extends VerticleBase {
     return submission;
   }
 
+  /** The caller, their quotas and their fast_p over the catalog (or {@code level} of it). */
+  private void me(RoutingContext ctx) {
+    Integer level = level(ctx);
+    if (level == null && ctx.response().ended()) {
+      return;
+    }
+    java.util.Set<String> scope = new java.util.HashSet<>();
+    problems.filter(level, null, null).forEach(p -> scope.add(((JsonObject) p).getString("slug")));
+    String user = principal(ctx).userId();
+    Future<JsonObject> usage = Bus.request(bus, Addresses.STORE_QUOTA_USAGE, quotaQuery(user));
+    Future<JsonObject> best = Bus.request(bus, Addresses.STORE_BEST_SPEEDUPS, new JsonObject().put("user_id", user));
+    Future.all(usage, best)
+        .onSuccess(both -> json(ctx, 200, new JsonObject().put("user_id", user).put("admin", principal(ctx).admin())
+            .put("quotas", usage.result().getJsonObject("quotas"))
+            .put("fast_p", FastP.of(best.result().getJsonArray("best"), scope).put("level", level))))
+        .onFailure(error -> ApiError.fromFailure(ctx, error));
+  }
+
+  /** The {@code level} query parameter; null when absent, or when it was refused (400 sent). */
+  private static Integer level(RoutingContext ctx) {
+    String levelParam = ctx.request().getParam("level");
+    if (levelParam == null) {
+      return null;
+    }
+    try {
+      return Integer.parseInt(levelParam);
+    } catch (NumberFormatException e) {
+      ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("level", "must be a whole number")));
+      return null;
+    }
+  }
+
   /** The catalog, or the problems of {@code level} with {@code tag} whose text holds {@code q}. */
   private void listProblems(RoutingContext ctx) {
-    Integer level = null;
-    String levelParam = ctx.request().getParam("level");
-    if (levelParam != null) {
-      try {
-        level = Integer.parseInt(levelParam);
-      } catch (NumberFormatException e) {
-        ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("level", "must be a whole number")));
-        return;
-      }
+    Integer level = level(ctx);
+    if (level == null && ctx.response().ended()) {
+      return;
     }
     json(ctx, 200, new JsonObject().put("problems", problems.filter(level, ctx.request().getParam("tag"),
         ctx.request().getParam("q"))));

@@ -49,6 +49,14 @@ final class LeaderboardSql {
         FROM best b JOIN submissions s ON s.id = b.id
        ORDER BY b.geomean_ms, b.created_at, b.id""";
 
+  /**
+   * A user's ({@code $4}) best speedup over the reference per GPU type and problem, among accepted results of any
+   * dtype: what fast_p counts.
+   */
+  static final String BEST_SPEEDUPS = "WITH accepted AS (" + ACCEPTED + """
+      ) SELECT gpu_type, problem, max(speedup) AS speedup FROM accepted WHERE user_id = $4
+         GROUP BY gpu_type, problem ORDER BY gpu_type, problem""";
+
   /** Every board that has entries: problem, GPU type, dtype and how many users rank there. */
   static final String BOARDS = "WITH accepted AS (" + ACCEPTED + """
       ) SELECT problem, gpu_type, dtype, count(DISTINCT user_id) AS entries

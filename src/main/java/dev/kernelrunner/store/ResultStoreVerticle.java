@@ -123,6 +123,14 @@ public class ResultStoreVerticle extends VerticleBase {
                     .put("entries", row.getLong("entries"))));
                 return new JsonObject().put("boards", boards);
               })),
+              consume(Addresses.STORE_BEST_SPEEDUPS, body -> pool.preparedQuery(LeaderboardSql.BEST_SPEEDUPS)
+                  .execute(Tuple.tuple().addString(null).addString(null).addString(null)
+                      .addString(body.getString("user_id"))).map(rows -> {
+                JsonArray best = new JsonArray();
+                rows.forEach(row -> best.add(new JsonObject().put("gpu_type", row.getString("gpu_type"))
+                    .put("problem", row.getString("problem")).put("speedup", row.getDouble("speedup"))));
+                return new JsonObject().put("best", best);
+              })),
               consume(Addresses.STORE_SUBMISSION_MODERATE, this::moderate),
               consume(Addresses.STORE_QUOTA_USAGE, body -> usage(body.getString("user_id"),
                   QuotaUsage.Limits.of(body)).map(usage -> new JsonObject().put("quotas", usage.toJson()).put("refused_by", usage.refusedBy())

@@ -243,6 +243,9 @@ class TerminalClientTest {
     assertEquals(0, starter.exit(), starter.err());
     assertTrue(starter.out().startsWith("#include <hip/hip_runtime.h>\n") && starter.out().endsWith("}\n"),
         starter.out());
+    Run me = run(home, "me");
+    assertEquals(0, me.exit(), me.err());
+    assertTrue(me.out().contains("fast_p over the catalog (baseline: PyTorch eager"), me.out());
     Run unknown = run(home, "problems", "show", "no-such-problem");
     assertEquals(Exit.OTHER, unknown.exit());
     assertTrue(unknown.err().contains("404"), unknown.err());

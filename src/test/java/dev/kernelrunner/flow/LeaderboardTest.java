@@ -122,6 +122,25 @@ class LeaderboardTest {
   }
 
   @Test
+  void fastPCountsEachUsersBestAcceptedResultOverTheCatalog() throws Exception {
+    int problems = service.get("/api/problems", tokens.get("ann")).json().getJsonArray("problems").size();
+    JsonObject ann = service.get("/api/me", tokens.get("ann")).json().getJsonObject("fast_p");
+    assertTrue(ann.getString("baseline").startsWith("PyTorch eager"), ann.encode());
+    assertNull(ann.getValue("level"));
+    // Her best is 2.0x the reference: correct and over 1x, not over 2x; one problem of the catalog.
+    assertEquals(new JsonObject().put("problems", problems).put("solved", 1).put("fast_0", 1.0 / problems)
+        .put("fast_1", 1.0 / problems).put("fast_2", 0.0), ann.getJsonObject("gpu_types").getJsonObject("local"));
+    JsonObject dan = service.get("/api/me", tokens.get("dan")).json().getJsonObject("fast_p");
+    assertEquals(new JsonObject(), dan.getJsonObject("gpu_types"), "unconfirmed times count for nothing");
+    JsonObject levelTwo = service.get("/api/me?level=2", tokens.get("ann")).json().getJsonObject("fast_p");
+    assertEquals(2, levelTwo.getInteger("level"));
+    assertEquals(new JsonObject(), levelTwo.getJsonObject("gpu_types"), "no level-2 problem solved");
+    TestService.Response bad = service.get("/api/me?level=two", tokens.get("ann"));
+    assertEquals(400, bad.status());
+    assertEquals("level", bad.json().getJsonArray("details").getJsonObject(0).getString("field"));
+  }
+
+  @Test
   void anInvalidatedResultLeavesEveryBoardAndItsOwnerSeesWhy() throws Exception {
     String cat = ids.get("cat");
     TestService.Response byUser = service.post("/api/admin/submissions/" + cat + "/invalidate", tokens.get("ann"),
