@@ -2,6 +2,7 @@ package dev.kernelrunner;
 
 import dev.kernelrunner.backend.Backend;
 import dev.kernelrunner.backend.RunOrder;
+import dev.kernelrunner.baselines.BaselinesVerticle;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.LocalCodec;
@@ -42,7 +43,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * The seven verticles, deployed in dependency order: the store first (everyone persists through it), the HTTP
+ * The verticles, deployed in dependency order: the store first (everyone persists through it), the HTTP
  * server last (so nothing is accepted before the rest is ready).
  */
 public final class App {
@@ -87,6 +88,7 @@ public final class App {
     backends.put(AppConfig.WORKER_BACKEND, workers.backend());
     List<Supplier<Deployable>> order = new ArrayList<>(List.of(
         () -> new ResultStoreVerticle(databaseUrl, config.database().poolSize(), meters),
+        () -> new BaselinesVerticle(config),
         () -> new ActiveProcessRegistryVerticle(config, meters),
         () -> workers,
         () -> new ProcessSupervisorVerticle(config, backends),

@@ -67,6 +67,10 @@ public final class Addresses {
   public static final String STORE_LEADERBOARD = "store.leaderboard";
   /** A user's best accepted speedup per GPU type and problem: {user_id} -> {best: [{gpu_type, problem, speedup}]}. */
   public static final String STORE_BEST_SPEEDUPS = "store.best.speedups";
+  /** {source, file: baselines.py's JSON} -> {inserted}: stores a baselines file's measurements, marks the newest. */
+  public static final String STORE_BASELINES_LOAD = "store.baselines.load";
+  /** {gpu_type, problem, dtype} (each null: any) -> {baselines: [...]}: the current baselines. */
+  public static final String STORE_BASELINES_CURRENT = "store.baselines.current";
   /** Every board with entries: {} -> {boards}. */
   public static final String STORE_LEADERBOARDS = "store.leaderboards";
   /** {id, invalidate, reason, by} -> {id, invalidated}: takes a result off the boards, or puts it back. */

@@ -72,7 +72,7 @@ public record AppConfig(Http http, Database database, Sse sse, Agent agent, Loca
    */
   public record Agent(List<String> command, Path workdir, Path problemsDir, Duration submissionTimeout,
                       Duration killGrace, int logTailLines, Limits limits, String user, List<String> env,
-                      Duration runsRetention, int reviewSpeedup) {}
+                      Duration runsRetention, int reviewSpeedup, Path baselinesDir) {}
 
   /**
    * GPUs of this host. {@code viaWorkers}: they are served by workers the service starts itself ({@code

@@ -52,6 +52,7 @@ public final class ConfigLoader {
       new Override("AGENT_COMMAND", "agent", "command"),
       new Override("AGENT_WORKDIR", "agent", "workdir"),
       new Override("PROBLEMS_DIR", "agent", "problems_dir"),
+      new Override("BASELINES_DIR", "agent", "baselines_dir"),
       new Override("SUBMISSION_TIMEOUT_SECONDS", "agent", "submission_timeout_seconds"),
       new Override("KILL_GRACE_SECONDS", "agent", "kill_grace_seconds"),
       new Override("LOG_TAIL_LINES", "agent", "log_tail_lines"),
@@ -201,7 +202,8 @@ public final class ConfigLoader {
         matching("agent", "user", USER_NAME, "a system user name (not root)"),
         agentEnv(string("agent", "env", true)),
         Duration.ofHours(integer("agent", "runs_retention_hours", 0, 24 * 365)),
-        integer("agent", "review_speedup", 2, 1_000_000));
+        integer("agent", "review_speedup", 2, 1_000_000),
+        Path.of(string("agent", "baselines_dir", false)));
     if ("root".equals(agent.user())) {
       problems.add("AGENT_USER (agent.user) must not be root: agents run user code");
     }

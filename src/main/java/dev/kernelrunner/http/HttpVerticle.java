@@ -1,5 +1,6 @@
 package dev.kernelrunner.http;
 
+import dev.kernelrunner.baselines.BaselineSpeedup;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
@@ -159,6 +160,8 @@ public class HttpVerticle extends VerticleBase {
             new JsonObject().put("id", ctx.pathParam("id")).putNull("machine_key"))
         .onSuccess(reply -> json(ctx, 200, reply)).onFailure(error -> ApiError.fromFailure(ctx, error)));
     get(router, "/api/problems").handler(this::listProblems);
+    get(router, "/api/baselines").handler(ctx -> baselines(ctx, false));
+    get(router, "/api/baselines/export").handler(ctx -> baselines(ctx, true));
     get(router, "/api/problems/:slug").handler(ctx -> problems.get(ctx.pathParam("slug")).ifPresentOrElse(
         problem -> json(ctx, 200, ProblemCatalog.detail(problem)),
         () -> ApiError.send(ctx, 404, "not_found", "no problem '" + ctx.pathParam("slug")
@@ -482,10 +485,48 @@ public class HttpVerticle extends VerticleBase {
   private void getSubmission(RoutingContext ctx) {
     boolean withCode = "code".equals(ctx.request().getParam("include"));
     owned(ctx, ctx.pathParam("id"), withCode, true).onSuccess(submission -> {
-      if (submission != null) {
-        json(ctx, 200, present(submission, principal(ctx)));
+      if (submission == null) {
+        return;
       }
+      JsonObject result = submission.getJsonObject("result");
+      if (result == null || !(result.getValue("test_results") instanceof JsonArray tests)
+          || !"BENCHMARKED".equals(submission.getString("status"))) {
+        json(ctx, 200, present(submission, principal(ctx)));
+        return;
+      }
+      // Its speedup over PyTorch's own times on its GPU type (eager, torch.compile), where they were measured.
+      Bus.request(bus, Addresses.STORE_BASELINES_CURRENT, new JsonObject()
+              .put("gpu_type", submission.getString("gpu_type")).put("problem", submission.getString("problem"))
+              .put("dtype", submission.getString("dtype")))
+          .onSuccess(found -> {
+            result.put("baseline_speedups", BaselineSpeedup.all(tests, found.getJsonArray("baselines")));
+            json(ctx, 200, present(submission, principal(ctx)));
+          })
+          .onFailure(error -> ApiError.fromFailure(ctx, error));
     });
+  }
+
+  /** The current baselines (GET /api/baselines), or one method's in KernelBench's seed format (/export). */
+  private void baselines(RoutingContext ctx, boolean export) {
+    String method = ctx.request().getParam("method");
+    if (export && !List.of("eager", "torch_compile").contains(String.valueOf(method))) {
+      ApiError.validation(ctx, 400, new JsonArray().add(ApiError.field("method", "must be eager or torch_compile")));
+      return;
+    }
+    Bus.request(bus, Addresses.STORE_BASELINES_CURRENT, new JsonObject()
+            .put("gpu_type", ctx.request().getParam("gpu_type")).put("problem", ctx.request().getParam("problem"))
+            .put("dtype", ctx.request().getParam("dtype")))
+        .onSuccess(found -> {
+          if (!export) {
+            json(ctx, 200, found);
+            return;
+          }
+          JsonObject levels = new JsonObject();
+          problems.toJson().forEach(p -> levels.put(((JsonObject) p).getString("slug"),
+              ((JsonObject) p).getInteger("level", 1)));
+          json(ctx, 200, BaselineSpeedup.seed(found.getJsonArray("baselines"), method, levels));
+        })
+        .onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 
   /** A profile-mode submission's report file (Nsight Compute's .ncu-rep, or rocprofv3's CSV files zipped). */

@@ -131,6 +131,18 @@ public class ResultStoreVerticle extends VerticleBase {
                     .put("problem", row.getString("problem")).put("speedup", row.getDouble("speedup"))));
                 return new JsonObject().put("best", best);
               })),
+              consume(Addresses.STORE_BASELINES_LOAD, this::loadBaselines),
+              consume(Addresses.STORE_BASELINES_CURRENT, body -> pool.preparedQuery(BaselineSql.CURRENT)
+                  .execute(Tuple.of(body.getString("gpu_type"), body.getString("problem"), body.getString("dtype")))
+                  .map(rows -> {
+                    JsonArray baselines = new JsonArray();
+                    rows.forEach(row -> baselines.add(new JsonObject().put("gpu_type", row.getString("gpu_type"))
+                        .put("problem", row.getString("problem")).put("dtype", row.getString("dtype"))
+                        .put("method", row.getString("method")).put("tests", row.getValue("tests"))
+                        .put("hardware", row.getValue("hardware")).put("source", row.getString("source"))
+                        .put("measured_at", SubmissionSql.text(row.getOffsetDateTime("measured_at")))));
+                    return new JsonObject().put("baselines", baselines);
+                  })),
               consume(Addresses.STORE_SUBMISSION_MODERATE, this::moderate),
               consume(Addresses.STORE_QUOTA_USAGE, body -> usage(body.getString("user_id"),
                   QuotaUsage.Limits.of(body)).map(usage -> new JsonObject().put("quotas", usage.toJson()).put("refused_by", usage.refusedBy())
@@ -219,6 +231,42 @@ public class ResultStoreVerticle extends VerticleBase {
           }
           return new JsonObject().put("rows", candidates);
         });
+  }
+
+  /**
+   * A baselines file (remote-agent/selftest/baselines.py): each problem, dtype and method a row, in one
+   * transaction; a measurement already stored is skipped; then the newest of each becomes the current one.
+   */
+  private Future<JsonObject> loadBaselines(JsonObject body) {
+    JsonObject file = body.getJsonObject("file");
+    java.time.OffsetDateTime measuredAt = java.time.OffsetDateTime.parse(file.getString("measured_at"));
+    JsonObject hardware = new JsonObject();
+    for (String key : List.of("hardware", "driver", "torch", "triton", "cuda")) {
+      hardware.put(key, file.getValue(key));
+    }
+    List<Tuple> rows = new java.util.ArrayList<>();
+    JsonObject problems = file.getJsonObject("problems");
+    for (String problem : problems.fieldNames()) {
+      JsonObject dtypes = problems.getJsonObject(problem);
+      for (String dtype : dtypes.fieldNames()) {
+        JsonObject methods = dtypes.getJsonObject(dtype);
+        for (String method : methods.fieldNames()) {
+          rows.add(Tuple.of(file.getString("gpu_type"), problem, dtype, method, methods.getJsonObject(method),
+              hardware, body.getString("source"), measuredAt));
+        }
+      }
+    }
+    return pool.withTransaction(connection -> connection.preparedQuery(BaselineSql.INSERT).executeBatch(rows)
+        .compose(inserted -> {
+          int count = 0;
+          for (var result = inserted; result != null; result = result.next()) {
+            count += result.rowCount();
+          }
+          int total = count;
+          return connection.query(BaselineSql.UNMARK_OLDER).execute()
+              .compose(v -> connection.query(BaselineSql.MARK_NEWEST).execute())
+              .map(v -> new JsonObject().put("inserted", total));
+        }));
   }
 
   private Future<JsonObject> moderate(JsonObject body) {

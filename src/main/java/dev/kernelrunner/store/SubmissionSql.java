@@ -182,7 +182,8 @@ final class SubmissionSql {
   }
 
   /** A timestamp as the API shows it (ISO-8601), null as null. */
+  /** RFC 3339, seconds always written (OffsetDateTime.toString leaves out zero seconds: "12:00Z" is no date-time). */
   static String text(OffsetDateTime time) {
-    return time == null ? null : time.toString();
+    return time == null ? null : time.format(java.time.format.DateTimeFormatter.ISO_OFFSET_DATE_TIME);
   }
 }

@@ -1,0 +1,89 @@
+package dev.kernelrunner.flow;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kernelrunner.support.TestService;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Baselines (issue 30): the files of BASELINES_DIR stored at the start, versioned (a newer measurement becomes the
+ * current one, the older stays), a result's speedup over each current baseline of its GPU type, and the export in
+ * KernelBench's seed format.
+ */
+@ExtendWith(VertxExtension.class)
+class BaselinesTest {
+
+  /** A baselines file (remote-agent/selftest/baselines.py's form) for leaky-relu on the local type. */
+  private static JsonObject file(String measuredAt, double eager) {
+    JsonObject tests = new JsonObject();
+    JsonObject compiled = new JsonObject();
+    int i = 1;
+    for (String name : new String[] {"n = 1024", "n = 65536"}) {
+      tests.put(name, figures(eager * i));
+      compiled.put(name, figures(0.5 * i));
+      i++;
+    }
+    return new JsonObject().put("gpu_type", "local").put("hardware", "Test GPU").put("driver", "1").put("torch", "2")
+        .put("triton", "3").put("cuda", "13").put("measured_at", measuredAt)
+        .put("problems", new JsonObject().put("leaky-relu", new JsonObject().put("float32",
+            new JsonObject().put("eager", tests).put("torch_compile", compiled))));
+  }
+
+  private static JsonObject figures(double median) {
+    return new JsonObject().put("median", median).put("mean", median).put("std", 0.0).put("min", median)
+        .put("max", median).put("samples", 101);
+  }
+
+  @Test
+  void baselinesAreStoredVersionedAndGiveEachResultItsSpeedups(Vertx vertx) throws Exception {
+    Path dir = Files.createTempDirectory("baselines");
+    Files.writeString(dir.resolve("a-local.json"), file("2026-11-01T00:00:00Z", 1.0).encode());
+    Map<String, String> env = Map.of("BASELINES_DIR", dir.toString());
+    TestService service = TestService.start(vertx, env);
+    String user = service.userToken("bea");
+    // The fake agent's tests take 0.5 and 1.0 ms: 2x eager's 1.0 and 2.0, 1x torch.compile's 0.5 and 1.0.
+    String id = service.submit(user, "// agent: ok\n// runtime: 0.5");
+    service.awaitFinished(id, Duration.ofSeconds(60));
+    JsonObject speedups = service.get("/api/submissions/" + id, user).json().getJsonObject("result")
+        .getJsonObject("baseline_speedups");
+    assertEquals(2.0, speedups.getDouble("eager"), 1e-9, speedups.encode());
+    assertEquals(1.0, speedups.getDouble("torch_compile"), 1e-9, speedups.encode());
+    JsonObject seed = service.get("/api/baselines/export?gpu_type=local&method=eager", user).json();
+    assertEquals(new JsonObject().put("mean", 2.0).put("std", 0.0).put("min", 2.0).put("max", 2.0)
+        .put("num_trials", 101).put("hardware", "Test GPU").put("device", "cuda:0"),
+        seed.getJsonObject("level1").getJsonObject("leaky-relu"), "the largest test, KernelBench's fields");
+    TestService.Response bad = service.get("/api/baselines/export?gpu_type=local&method=fast", user);
+    assertEquals(400, bad.status());
+    assertEquals("method", bad.json().getJsonArray("details").getJsonObject(0).getString("field"));
+
+    // A re-measure, loaded at the next start: it becomes the current one; the first stays, and loads once.
+    Path dataDir = service.dataDir();
+    String database = service.databaseUrl();
+    service.close();
+    Files.writeString(dir.resolve("b-local.json"), file("2026-11-20T00:00:00Z", 4.0).encode());
+    service = TestService.start(vertx, env, database, dataDir);
+    try {
+      JsonArray current = service.get("/api/baselines?gpu_type=local", user).json().getJsonArray("baselines");
+      assertEquals(2, current.size(), current.encode());
+      JsonObject eager = current.stream().map(b -> (JsonObject) b)
+          .filter(b -> "eager".equals(b.getString("method"))).findFirst().orElseThrow();
+      assertEquals("b-local.json", eager.getString("source"));
+      assertTrue(eager.getString("measured_at").startsWith("2026-11-20"), eager.encode());
+      assertEquals(8.0, service.get("/api/submissions/" + id, user).json().getJsonObject("result")
+          .getJsonObject("baseline_speedups").getDouble("eager"), 1e-9, "against the current baseline");
+      assertEquals(0, service.get("/api/baselines?gpu_type=MI300X", user).json().getJsonArray("baselines").size());
+    } finally {
+      service.close();
+    }
+  }
+}
