@@ -32,6 +32,9 @@ def figures(summary):
 def measure(slug, dtype, torch):
     timer = worker.Timer({"problem": slug, "dtype": dtype}, torch)
     reference = timer.problem.module.reference
+    # torch.compile (dynamo) imports a function's module by name: the catalog loads problem.py under a name of its
+    # own without registering it.
+    sys.modules.setdefault(timer.problem.module.__name__, timer.problem.module)
     out = {"eager": {}, "torch_compile": {}}
     for case in timer.problem.cases:
         inputs = timer.input_set(case)
