@@ -293,6 +293,11 @@ class SubmissionFlowTest {
     JsonObject detail = service.get("/api/problems/leaky-relu", alice).json();
     assertTrue(detail.getJsonObject("starter").getString("cuda").contains("__global__ void solution("), detail.encode());
     assertEquals(404, service.get("/api/problems/no-such-problem", alice).status());
+    // The H100 baselines the service ships (conf/baselines/H100.json), loaded at the start.
+    JsonArray shipped = service.get("/api/baselines?gpu_type=H100&problem=leaky-relu", alice).json()
+        .getJsonArray("baselines");
+    assertEquals(List.of("eager", "torch_compile"), shipped.stream().map(b -> ((JsonObject) b).getString("method"))
+        .toList(), shipped.encode());
     JsonObject gpu = service.get("/api/gpu-types", alice).json().getJsonArray("gpu_types").getJsonObject(0);
     assertEquals("local", gpu.getString("name"));
     assertEquals(2, gpu.getInteger("capacity"));
