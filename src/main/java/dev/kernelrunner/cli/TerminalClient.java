@@ -568,6 +568,17 @@ public final class TerminalClient {
       if (result.getValue("geomean_runtime_ms") instanceof Number geomean) {
         out.println("geometric mean " + number(geomean.doubleValue()) + " ms");
       }
+      JsonObject baselines = result.getJsonObject("baseline_speedups", new JsonObject());
+      List<String> over = new ArrayList<>();
+      for (String method : baselines.fieldNames()) {
+        if (baselines.getValue(method) instanceof Number speedup) {
+          over.add(String.format(Locale.ROOT, "%.2fx over PyTorch %s", speedup.doubleValue(),
+              method.equals("torch_compile") ? "torch.compile" : method));
+        }
+      }
+      if (!over.isEmpty()) {
+        out.println(String.join(", ", over) + " (its GPU type's baselines, geometric mean over the tests)");
+      }
     }
     JsonObject invalidated = submission.getJsonObject("invalidated");
     if (invalidated != null) {
