@@ -5,7 +5,7 @@ gamma[c] and shifted by beta[c] (PyTorch's GroupNorm with affine weights).
 From KernelBench level 1, 35_GroupNorm_.py (MIT licence: ../KERNELBENCH-LICENSE)."""
 EPS = 1e-5
 CASES = [
-    {"name": "1 x 1 x 1 x 1, 1 group", "sizes": {"B": 1, "C": 1, "G": 1, "H": 1, "W": 1}},
+    {"name": "1 x 1 x 1 x 3, 1 group", "sizes": {"B": 1, "C": 1, "G": 1, "H": 1, "W": 3}},
     {"name": "2 x 6 x 5 x 7, 3 groups", "sizes": {"B": 2, "C": 6, "G": 3, "H": 5, "W": 7}},
     {"name": "4 x 64 x 33 x 33, 8 groups", "sizes": {"B": 4, "C": 64, "G": 8, "H": 33, "W": 33}},
     {"name": "3 x 32 x 15 x 17, 32 groups", "sizes": {"B": 3, "C": 32, "G": 32, "H": 15, "W": 17}},

@@ -5,7 +5,7 @@ biased variance.
 From KernelBench level 1, 34_InstanceNorm.py (MIT licence: ../KERNELBENCH-LICENSE)."""
 EPS = 1e-5
 CASES = [
-    {"name": "1 x 1 x 1 x 1", "sizes": {"B": 1, "C": 1, "H": 1, "W": 1}},
+    {"name": "1 x 1 x 1 x 3", "sizes": {"B": 1, "C": 1, "H": 1, "W": 3}},
     {"name": "2 x 6 x 5 x 7", "sizes": {"B": 2, "C": 6, "H": 5, "W": 7}},
     {"name": "4 x 64 x 33 x 33", "sizes": {"B": 4, "C": 64, "H": 33, "W": 33}},
     {"name": "2 x 8 x 128 x 257", "sizes": {"B": 2, "C": 8, "H": 128, "W": 257}},
