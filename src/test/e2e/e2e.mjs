@@ -1,5 +1,6 @@
 // End-to-end tests of the web client in headless Chromium (Debian's package) against a running service with
-// the test agent. Run by WebClientE2ETest: BASE_URL, USER_TOKEN, ADMIN_TOKEN, CHROMIUM, SHOTS.
+// the test agent. Run by WebClientE2ETest: BASE_URL, USER_TOKEN, ADMIN_TOKEN, OTHER_TOKEN (another user),
+// PAGER_TOKEN (a user with a history longer than a page), CHROMIUM, SHOTS.
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -8,6 +9,8 @@ import net from "node:net";
 const base = process.env.BASE_URL;
 const userToken = process.env.USER_TOKEN;
 const adminToken = process.env.ADMIN_TOKEN;
+const otherToken = process.env.OTHER_TOKEN;
+const pagerToken = process.env.PAGER_TOKEN;
 const shots = process.env.SHOTS;
 mkdirSync(shots, { recursive: true });
 const WAIT = 30000;
@@ -83,6 +86,37 @@ async function summaryContains(page, text) {
 async function api(path, token, method = "GET") {
   const response = await fetch(base + path, { method, headers: { Authorization: "Bearer " + token } });
   return response.json();
+}
+
+/** A submission made through the API (not the page); retried while the user's active runs are at their limit. */
+async function post(token, fields) {
+  for (let i = 0; ; i++) {
+    const response = await fetch(base + "/api/submissions", { method: "POST",
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+      body: JSON.stringify(Object.assign({ problem: "leaky-relu", language: "cuda", gpu_type: "local",
+        dtype: "float32", mode: "benchmark" }, fields)) });
+    const body = await response.json();
+    if (response.status === 201 || response.status === 202 || response.status === 200) {
+      return body.id;
+    }
+    if (response.status !== 429 || i > 100) {
+      throw new Error("submission refused: " + response.status + " " + JSON.stringify(body));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
+/** Waits until the submission has ended (and, benchmarked, until the profiler's verdict on its times). */
+async function ended(id, token) {
+  for (let i = 0; i < 300; i++) {
+    const s = await api("/api/submissions/" + id, token);
+    const timing = ((s.result || {}).verification || {}).timing || {};
+    if (s.finished_at && timing.status !== "pending") {
+      return s;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("submission " + id + " did not end");
 }
 
 await scenario("sign-in-and-benchmark", async (page) => {
