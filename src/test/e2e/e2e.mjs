@@ -401,6 +401,19 @@ await scenario("admin-cancels-any-submission", async (page) => {
   assert.equal((await api("/api/submissions/" + created.id, adminToken)).status, "CANCELLED");
 });
 
+await scenario("sign-out-shows-only-when-signed-in", async (page) => {
+  await page.goto(base + "/");
+  await page.getByLabel("API token").waitFor({ timeout: WAIT });
+  assert.equal(await page.getByRole("button", { name: "Sign out" }).isVisible(), false,
+    "no Sign out on the sign-in page");
+  await signIn(page, userToken);
+  assert.ok(await page.getByRole("button", { name: "Sign out" }).isVisible(), "Sign out once signed in");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByLabel("API token").waitFor({ timeout: WAIT });
+  assert.equal(await page.getByRole("button", { name: "Sign out" }).isVisible(), false, "and gone after it");
+  assert.equal(await page.locator("#app").isVisible(), false);
+});
+
 await scenario("narrow-screen-and-labels", async (page, context) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page, userToken);
