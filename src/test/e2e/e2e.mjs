@@ -233,7 +233,11 @@ await scenario("wrong-answer", async (page) => {
   await signIn(page, userToken);
   await submitCode(page, "// agent: replay:fault-wrong\n", "vector-addition");
   await summaryContains(page, "wrong answer");
-  assert.match(await page.locator("#outcome").textContent(), /max_abs_error/);
+  const outcome = await page.locator("#outcome").textContent();
+  assert.match(outcome, /max_abs_error/);
+  // The transcript's seed is 313298177: shown whole, never as 3.13e+8.
+  assert.match(outcome, /seed313298177/, outcome);
+  assert.doesNotMatch(outcome, /\de\+\d/, "no exponent form for an integer: " + outcome);
   assert.equal(await page.locator("#timeline .ticks li.failed").count(), 1);
 });
 

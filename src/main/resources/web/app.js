@@ -30,7 +30,7 @@ async function api(path, options = {}) {
   const text = await response.text();
   let body = null;
   try {
-    body = text ? JSON.parse(text) : null;
+    body = text ? parseJson(text) : null;
   } catch (e) {
     body = {message: text};
   }
@@ -42,6 +42,12 @@ async function api(path, options = {}) {
     throw error;
   }
   return body;
+}
+
+// JSON.parse, keeping an integer too large for a double exact (as a BigInt) where the browser gives the source.
+function parseJson(text) {
+  return JSON.parse(text, (key, value, context) => typeof value === "number" && Number.isInteger(value)
+    && !Number.isSafeInteger(value) && context && /^-?\d+$/.test(context.source) ? BigInt(context.source) : value);
 }
 
 function announce(text) {
@@ -74,8 +80,15 @@ function fmt(value, digits = 4) {
   if (value === null || value === undefined || value === "") {
     return "–";
   }
+  if (typeof value === "bigint") {
+    return value.toString();
+  }
   if (typeof value !== "number") {
     return String(value);
+  }
+  if (Number.isInteger(value)) {
+    // An integer (a seed, a count, an index) is shown whole, never as 3.13e+8.
+    return Math.abs(value) < 1e21 ? value.toString() : BigInt(value).toString();
   }
   if (value !== 0 && (Math.abs(value) < 0.001 || Math.abs(value) >= 1e6)) {
     return value.toExponential(2);
@@ -317,7 +330,7 @@ function connect(run = state.run) {
   const source = new EventSource(url);
   run.source = source;
   for (const type of EVENT_TYPES) {
-    source.addEventListener(type, (message) => onFrame(run, JSON.parse(message.data)));
+    source.addEventListener(type, (message) => onFrame(run, parseJson(message.data)));
   }
   source.onerror = () => {
     if (run.finished || (run !== state.run && !watched.has(run.id))) {
