@@ -142,7 +142,18 @@ await scenario("sign-in-and-benchmark", async (page) => {
   await summaryContains(page, "Benchmarked");
   const rows = page.locator("#results-table tbody tr");
   assert.equal(await rows.count(), 5, "one row per test");
-  assert.match(await page.locator("#results-table tfoot").textContent(), /Average/);
+  // Which figure is which: each test's median; over the tests, the geomean (what the boards rank by) and the mean.
+  const shown = await api("/api/submissions/" + (await page.locator("#run-id").getAttribute("title")), userToken);
+  const foot = page.locator("#results-table tfoot tr");
+  assert.match(await foot.nth(0).textContent(), /^Geomean of the tests \(the boards rank by it\)/);
+  assert.equal(await foot.nth(0).locator("td").nth(1).textContent(),
+    String(Number(shown.result.geomean_runtime_ms.toPrecision(4))));
+  assert.match(await foot.nth(1).textContent(), /^Mean of the tests/);
+  assert.equal(await foot.nth(1).locator("td").nth(1).textContent(),
+    String(Number(shown.result.avg_runtime_ms.toPrecision(4))));
+  assert.match(await page.locator("#results-table thead").textContent(), /Runtime \(ms, median\)/);
+  const said = await page.locator("#run-summary").textContent();
+  assert.match(said, /ms geomean \(what the boards rank by\), [\d.e+-]+ ms mean of the tests' medians/, said);
   assert.match(await rows.nth(4).textContent(), /8192 x 8192/);
   assert.match(await rows.nth(4).locator("td").nth(1).getAttribute("title"), /CUDA events after an L2 read-flush/,
     "how the time was measured, on the runtime cell");

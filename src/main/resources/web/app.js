@@ -675,8 +675,8 @@ function finish(run, frame) {
   const outcome = $("outcome");
   if (type === "BENCHMARKED") {
     benchmarked(run, frame);
-    summary("Benchmarked: " + fmt(frame.avg_runtime_ms) + " ms on average"
-      + (frame.geomean_speedup ? ", " + fmt(frame.geomean_speedup, 3) + "× the reference" : ""));
+    summary("Benchmarked: " + runtimeHeadline(frame)
+      + (frame.geomean_speedup ? "; " + fmt(frame.geomean_speedup, 3) + "× the reference (geomean)" : ""));
     return;
   }
   if (type === "PROFILED") {
@@ -707,6 +707,18 @@ function finish(run, frame) {
   summary(type.replace(/_/g, " ").toLowerCase() + (frame.message ? ": " + frame.message : ""));
 }
 
+// The figures over the tests, each named: the geomean (what the boards rank by) first, then the mean.
+function runtimeHeadline(result) {
+  const parts = [];
+  if (typeof result.geomean_runtime_ms === "number") {
+    parts.push(fmt(result.geomean_runtime_ms) + " ms geomean (what the boards rank by)");
+  }
+  if (typeof result.avg_runtime_ms === "number") {
+    parts.push(fmt(result.avg_runtime_ms) + " ms mean");
+  }
+  return parts.length ? parts.join(", ") + " of the tests' medians" : "no runtime";
+}
+
 function flatten(object, prefix = "") {
   const pairs = [];
   for (const [key, value] of Object.entries(object)) {
@@ -723,10 +735,14 @@ function benchmarked(run, frame) {
   $("results").hidden = false;
   const results = frame.test_results || [];
   results.forEach((r) => resultRow(run, r));
-  $("results-table").tFoot.replaceChildren(el("tr", {},
-    el("td", {}, "Average"), el("td", {}, fmt(frame.avg_runtime_ms)), el("td", {}, fmt(frame.avg_gflops)),
-    el("td", {}, ""), el("td", {}, ""),
-    el("td", {}, frame.geomean_speedup ? fmt(frame.geomean_speedup, 3) + "× (geomean)" : "–")));
+  $("results-table").tFoot.replaceChildren(
+    el("tr", {"data-figure": "geomean"},
+      el("td", {title: "what the boards rank by"}, "Geomean of the tests (the boards rank by it)"),
+      el("td", {}, fmt(frame.geomean_runtime_ms)), el("td", {}, ""), el("td", {}, ""), el("td", {}, ""),
+      el("td", {}, frame.geomean_speedup ? fmt(frame.geomean_speedup, 3) + "×" : "–")),
+    el("tr", {"data-figure": "mean"},
+      el("td", {}, "Mean of the tests"), el("td", {}, fmt(frame.avg_runtime_ms)), el("td", {}, fmt(frame.avg_gflops)),
+      el("td", {}, ""), el("td", {}, ""), el("td", {}, "")));
   chart(results);
   const facts = $("run-facts");
   const device = frame.device || {};
@@ -735,7 +751,9 @@ function benchmarked(run, frame) {
   add("Device", end.name || (device.runtime && device.runtime.device) || device.name);
   add("SM clock", end.sm_clock_mhz ? end.sm_clock_mhz + " MHz" : null);
   add("Temperature", end.temperature_c !== undefined ? end.temperature_c + " °C" : null);
-  add("Geomean runtime", frame.geomean_runtime_ms ? fmt(frame.geomean_runtime_ms) + " ms" : null);
+  add("Geomean runtime", frame.geomean_runtime_ms ? fmt(frame.geomean_runtime_ms) + " ms (of the tests' medians; "
+    + "what the boards rank by)" : null);
+  add("Mean runtime", frame.avg_runtime_ms ? fmt(frame.avg_runtime_ms) + " ms (of the tests' medians)" : null);
   const verification = frame.verification || {};
   const timing = verification.timing || {};
   add("Checked by", verification.judge === "passed"
@@ -770,10 +788,10 @@ function chart(results) {
   box.replaceChildren(...rows.map((r) => {
     const max = Math.max(r.runtime_ms, r.reference_runtime_ms);
     const yours = el("div", {class: "bar yours", role: "img",
-      "aria-label": "yours " + fmt(r.runtime_ms) + " ms"});
+      "aria-label": "yours " + fmt(r.runtime_ms) + " ms (median)"});
     yours.style.width = (100 * r.runtime_ms / max) + "%";
     const reference = el("div", {class: "bar reference", role: "img",
-      "aria-label": "reference " + fmt(r.reference_runtime_ms) + " ms"});
+      "aria-label": "reference " + fmt(r.reference_runtime_ms) + " ms (median)"});
     reference.style.width = (100 * r.reference_runtime_ms / max) + "%";
     return el("div", {class: "chart-row"}, el("span", {}, r.name || "test " + r.test_id), el("div", {}, yours, reference));
   }));
@@ -881,8 +899,8 @@ async function compare() {
     const interval = medianInterval(r.runtime_stats && r.runtime_stats.samples);
     return fmt(r.runtime_ms) + (interval ? " [" + fmt(interval[0]) + " – " + fmt(interval[1]) + "]" : "");
   };
-  $("comparison-a").textContent = "A " + a.id.slice(0, 8) + " (ms, 95% interval)";
-  $("comparison-b").textContent = "B " + b.id.slice(0, 8) + " (ms, 95% interval)";
+  $("comparison-a").textContent = "A " + a.id.slice(0, 8) + " (ms: median [95% interval])";
+  $("comparison-b").textContent = "B " + b.id.slice(0, 8) + " (ms: median [95% interval])";
   const ids = [...new Set([...ta.keys(), ...tb.keys()])];
   $("comparison-table").tBodies[0].replaceChildren(...ids.map((id) => {
     const ra = ta.get(id);
