@@ -313,6 +313,17 @@ await scenario("history", async (page) => {
   await rows.first().waitFor({ timeout: WAIT });
   assert.ok(await rows.count() >= 4, "the user's submissions");
   assert.match(await page.locator("#history-table").textContent(), /benchmarked/);
+  const head = await page.locator("#history-table thead").textContent();
+  assert.match(head, /Geomean runtime \(ms\)/);
+  assert.match(head, /Mean runtime \(ms\)/);
+  assert.doesNotMatch(head, /Avg/);
+  const listed = (await api("/api/submissions?limit=50", userToken)).submissions;
+  const benchmarked = listed.findIndex((s) => s.status === "BENCHMARKED" && s.result);
+  const cells = rows.nth(benchmarked).locator("td");
+  assert.equal(await cells.nth(6).textContent(), String(Number(listed[benchmarked].result.geomean_runtime_ms
+    .toPrecision(4))), "the geomean column holds the geomean");
+  assert.equal(await cells.nth(7).textContent(), String(Number(listed[benchmarked].avg_runtime_ms.toPrecision(4))),
+    "the mean column holds the mean");
   await page.screenshot({ path: shots + "/history.png", fullPage: true });
   // Opening one replays it.
   await rows.first().getByRole("button", { name: /Open/ }).click();
@@ -427,6 +438,39 @@ await scenario("sign-out-shows-only-when-signed-in", async (page) => {
   await page.getByLabel("API token").waitFor({ timeout: WAIT });
   assert.equal(await page.getByRole("button", { name: "Sign out" }).isVisible(), false, "and gone after it");
   assert.equal(await page.locator("#app").isVisible(), false);
+});
+
+await scenario("history-pages-past-the-first-fifty", async (page) => {
+  // 55 submissions of one user (as fast as the agent ends them), more than a page of 50.
+  const ids = [];
+  for (const batch of [15, 15, 15, 10]) {
+    const made = [];
+    for (let i = 0; i < batch; i++) {
+      made.push(await post(pagerToken, { mode: "check", code: "// agent: ok\n// n: " + (ids.length + i) + "\n" }));
+    }
+    for (const id of made) {
+      await ended(id, pagerToken);
+    }
+    ids.push(...made);
+  }
+  await signIn(page, pagerToken);
+  await page.getByRole("button", { name: "History" }).click();
+  const rows = page.locator("#history-table tbody tr");
+  await page.locator("#history-count").filter({ hasText: "The newest 50 shown." }).waitFor({ timeout: WAIT });
+  assert.equal(await rows.count(), 50, "a page");
+  const more = page.getByRole("button", { name: "Show older submissions" });
+  await more.click();
+  await page.locator("#history-count").filter({ hasText: "All 55 shown." }).waitFor({ timeout: WAIT });
+  assert.equal(await rows.count(), 55, "then the rest");
+  assert.equal(await more.isVisible(), false, "nothing more to show");
+  const shown = await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.id));
+  assert.deepEqual(shown, [...ids].reverse(), "each once, newest first");
+  await page.screenshot({ path: shots + "/history-paged.png", fullPage: true });
+  // A filter starts again from the newest.
+  await page.locator("#history-problem").selectOption("vector-addition");
+  await page.locator("#history-count").filter({ hasText: "No submission matches." }).waitFor({ timeout: WAIT });
+  await page.locator("#history-problem").selectOption("leaky-relu");
+  await page.locator("#history-count").filter({ hasText: "The newest 50 shown." }).waitFor({ timeout: WAIT });
 });
 
 await scenario("narrow-screen-and-labels", async (page, context) => {

@@ -843,26 +843,71 @@ function fillFilter(select, values, any) {
   }
 }
 
-async function loadHistory() {
-  fillFilter($("history-problem"), state.problems.map((p) => [p.slug, p.title]), true);
-  fillFilter($("history-gpu"), state.gpuTypes.map((t) => [t.name, t.name]), true);
-  const query = new URLSearchParams({limit: "50"});
+const HISTORY_PAGE = 50;
+
+// The history a page at a time (newest first): "Show older submissions" asks for the page after the last one
+// shown (next_before), with the same filters; a change of filter starts again from the newest.
+async function loadHistory(more = false) {
+  if (!more) {
+    fillFilter($("history-problem"), state.problems.map((p) => [p.slug, p.title]), true);
+    fillFilter($("history-gpu"), state.gpuTypes.map((t) => [t.name, t.name]), true);
+  }
+  const query = new URLSearchParams({limit: String(HISTORY_PAGE)});
   if ($("history-problem").value) {
     query.set("problem", $("history-problem").value);
   }
   if ($("history-gpu").value) {
     query.set("gpu_type", $("history-gpu").value);
   }
-  const list = await api("/api/submissions?" + query);
-  state.ticked = [];
-  $("compare-button").disabled = true;
-  $("history-table").tBodies[0].replaceChildren(...list.submissions.map((s) => el("tr", {},
+  const history = state.history || {};
+  if (more) {
+    if (!history.next) {
+      return;
+    }
+    query.set("before", history.next);
+  }
+  const asked = (history.asked || 0) + 1;
+  state.history = Object.assign(history, {asked});
+  $("history-more").disabled = true;
+  let list;
+  try {
+    list = await api("/api/submissions?" + query);
+  } finally {
+    $("history-more").disabled = false;
+  }
+  if (state.history.asked !== asked) {
+    return; // a newer request (another filter) has taken over
+  }
+  const body = $("history-table").tBodies[0];
+  const rows = list.submissions.map(historyRow);
+  if (more) {
+    body.append(...rows);
+  } else {
+    state.ticked = [];
+    $("compare-button").disabled = true;
+    body.replaceChildren(...rows);
+  }
+  state.history.next = list.next_before || null;
+  const shown = body.rows.length;
+  $("history-more").hidden = !state.history.next;
+  const filtered = $("history-problem").value || $("history-gpu").value;
+  $("history-count").textContent = shown === 0 ? (filtered ? "No submission matches." : "No submissions yet.")
+    : state.history.next ? "The newest " + shown + " shown." : "All " + shown + " shown.";
+  if (more && rows.length) {
+    rows[0].querySelector("input").focus();
+  }
+}
+
+function historyRow(s) {
+  const result = s.result || {};
+  return el("tr", {"data-id": s.id},
     el("td", {}, el("input", {type: "checkbox", "aria-label": "Compare submission " + s.id.slice(0, 8),
       onchange: (event) => tick(s.id, event.target.checked)})),
     el("td", {}, when(s.created_at)), el("td", {}, s.problem), el("td", {}, s.language), el("td", {}, s.gpu_type),
-    statusCell(s.status), el("td", {}, fmt(s.avg_runtime_ms)), el("td", {}, fmt(s.avg_gflops)),
+    statusCell(s.status), el("td", {}, fmt(result.geomean_runtime_ms)), el("td", {}, fmt(s.avg_runtime_ms)),
+    el("td", {}, fmt(s.avg_gflops)),
     el("td", {}, el("button", {type: "button", class: "link", onclick: () => follow(s.id),
-      "aria-label": "Open submission " + s.id.slice(0, 8)}, "Open")))));
+      "aria-label": "Open submission " + s.id.slice(0, 8)}, "Open")));
 }
 
 function tick(id, on) {
@@ -1018,6 +1063,8 @@ document.addEventListener("DOMContentLoaded", () => {
     tab.addEventListener("click", () => showView(tab.dataset.view));
   }
   $("history-refresh").addEventListener("click", () => loadHistory());
+  $("history-more").addEventListener("click", () => loadHistory(true)
+    .catch((e) => announce("Older submissions could not be loaded: " + e.message)));
   $("history-problem").addEventListener("change", () => loadHistory());
   $("history-gpu").addEventListener("change", () => loadHistory());
   $("compare-button").addEventListener("click", () => compare().catch((e) => announce("Comparison failed: " + e.message)));
