@@ -440,6 +440,28 @@ await scenario("sign-out-shows-only-when-signed-in", async (page) => {
   assert.equal(await page.locator("#app").isVisible(), false);
 });
 
+await scenario("a-past-submission-shows-its-code", async (page) => {
+  await signIn(page, userToken);
+  const mark = "past-" + Date.now();
+  const code = "// agent: ok\n// " + mark + "\n";
+  const id = await submitCode(page, code, "vector-addition");
+  await summaryContains(page, "Benchmarked");
+  // The form moves on to something else...
+  await page.getByLabel("Problem", { exact: true }).selectOption("leaky-relu");
+  await page.getByRole("button", { name: "reset to the template" }).click();
+  // ...and the submission, opened from the history, shows the code it ran.
+  await page.getByRole("button", { name: "History" }).click();
+  await page.getByRole("button", { name: "Open submission " + id.slice(0, 8) }).click();
+  await page.locator("#run-code").filter({ hasText: mark }).waitFor({ timeout: WAIT });
+  assert.equal(await page.locator("#run-code-text").textContent(), code, "the code, as it was sent");
+  assert.equal(await page.locator("#run-code").getAttribute("open"), "", "open, for a past submission");
+  assert.match(await page.locator("#run-code summary").textContent(), /vector-addition, cuda, float32, local/);
+  await page.screenshot({ path: shots + "/past-code.png", fullPage: true });
+  await page.getByRole("button", { name: "Edit a copy in the form" }).click();
+  assert.equal(await page.getByLabel("Code", { exact: true }).inputValue(), code);
+  assert.equal(await page.getByLabel("Problem", { exact: true }).inputValue(), "vector-addition");
+});
+
 await scenario("history-pages-past-the-first-fifty", async (page) => {
   // 55 submissions of one user (as fast as the agent ends them), more than a page of 50.
   const ids = [];

@@ -265,7 +265,7 @@ async function submit(event) {
       // Leaving the page for longer than the grace period cancels the run; a reload does not.
       cancel_on_disconnect: true})});
     announce("Submitted. Queued at position " + created.position + ".");
-    await follow(created.id);
+    await follow(created.id, {fromForm: true});
     $("run").scrollIntoView({behavior: "smooth", block: "start"});
   } catch (e) {
     error.textContent = "Not submitted: " + e.message;
@@ -281,7 +281,7 @@ async function submit(event) {
 // until they end: a run is cancelled when its page is gone (cancel_on_disconnect), never when its view is.
 const watched = new Map();
 
-async function follow(id) {
+async function follow(id, options = {}) {
   const previous = state.run;
   if (previous && previous.source) {
     clearInterval(previous.ticker);
@@ -302,8 +302,11 @@ async function follow(id) {
   showView("submit");
   resetRunView(id);
   try {
-    const submission = await api("/api/submissions/" + encodeURIComponent(id));
+    const submission = await api("/api/submissions/" + encodeURIComponent(id) + "?include=code");
     run.mode = submission.mode;
+    if (run === state.run) {
+      showCode(submission, !options.fromForm);
+    }
     const invalidated = $("run-invalidated");
     invalidated.hidden = !submission.invalidated;
     invalidated.textContent = submission.invalidated ? "Taken off the leaderboards by " + submission.invalidated.by
@@ -344,11 +347,53 @@ function connect(run = state.run) {
   };
 }
 
+// The submission's own code (GET ?include=code: its owner's and admins' only), open when a past one is opened.
+function showCode(submission, open) {
+  const box = $("run-code");
+  if (typeof submission.code !== "string") {
+    box.hidden = true;
+    return;
+  }
+  $("run-code-title").textContent = "Its code (" + [submission.problem, submission.language, submission.dtype,
+    submission.gpu_type].filter(Boolean).join(", ") + ")";
+  $("run-code-text").textContent = submission.code;
+  box.open = open;
+  box.hidden = false;
+  state.runCode = submission;
+}
+
+// A past submission's code, problem and settings put back in the form, to edit and submit again.
+function editCopy() {
+  const s = state.runCode;
+  if (!s) {
+    return;
+  }
+  for (const [field, value] of [["problem", s.problem], ["language", s.language], ["gpu-type", s.gpu_type],
+    ["mode", s.mode]]) {
+    if (value && [...$(field).options].some((o) => o.value === value && !o.disabled)) {
+      $(field).value = value;
+    }
+  }
+  problemChanged(s.code);
+  if (s.dtype && [...$("dtype").options].some((o) => o.value === s.dtype)) {
+    $("dtype").value = s.dtype;
+    $("problem-signature").textContent = signature(currentProblem(), s.dtype);
+  }
+  saveDraft();
+  showView("submit");
+  $("code").focus();
+  $("submit-form").scrollIntoView({behavior: "smooth", block: "start"});
+  announce("The code of " + s.id.slice(0, 8) + " is in the form.");
+}
+
 function resetRunView(id) {
   $("run").hidden = false;
   $("run-id").textContent = id.slice(0, 8);
   $("run-id").title = id;
   $("run-summary").textContent = "Connecting…";
+  $("run-code").hidden = true;
+  $("run-code-text").textContent = "";
+  state.runCode = null;
   for (const li of $("timeline").children) {
     li.className = "";
     li.querySelector(".detail").textContent = "";
@@ -1074,6 +1119,7 @@ document.addEventListener("DOMContentLoaded", () => {
       + e.message)));
   }
   $("admin-refresh").addEventListener("click", () => loadAdmin());
+  $("run-code-edit").addEventListener("click", editCopy);
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) {
     signIn(token).catch(() => {
