@@ -495,6 +495,64 @@ await scenario("history-pages-past-the-first-fifty", async (page) => {
   await page.locator("#history-count").filter({ hasText: "The newest 50 shown." }).waitFor({ timeout: WAIT });
 });
 
+await scenario("problem-browser-loads-the-starter", async (page) => {
+  await signIn(page, userToken);
+  await page.getByLabel("Code", { exact: true }).fill("// my own kernel\n");
+  await page.getByRole("button", { name: "Problems", exact: true }).click();
+  const rows = page.locator("#problems-table tbody tr");
+  const all = (await api("/api/problems", userToken)).problems;
+  await page.locator("#problems-count").filter({ hasText: "All " + all.length + " problems." })
+    .waitFor({ timeout: WAIT });
+  assert.equal(await rows.count(), all.length);
+  const slugs = async () => rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.slug));
+  // Search, then level, then tag: each as the server filters.
+  await page.getByLabel("Search").fill("gelu");
+  let expected = (await api("/api/problems?q=gelu", userToken)).problems.map((p) => p.slug);
+  assert.ok(expected.includes("gelu") && expected.includes("new-gelu"), expected.join(", "));
+  await page.locator("#problems-count").filter({ hasText: expected.length + " of " + all.length })
+    .waitFor({ timeout: WAIT });
+  assert.deepEqual(await slugs(), expected);
+  await page.getByLabel("Search").fill("");
+  await page.getByLabel("Level").selectOption("1");
+  expected = (await api("/api/problems?level=1", userToken)).problems.map((p) => p.slug);
+  await page.locator("#problems-count").filter({ hasText: expected.length + " of " + all.length })
+    .waitFor({ timeout: WAIT });
+  assert.deepEqual(await slugs(), expected);
+  await page.getByLabel("Tag").selectOption("activation");
+  expected = (await api("/api/problems?level=1&tag=activation", userToken)).problems.map((p) => p.slug);
+  await page.locator("#problems-count").filter({ hasText: expected.length + " of " + all.length })
+    .waitFor({ timeout: WAIT });
+  assert.deepEqual(await slugs(), expected);
+  assert.ok(expected.includes("sigmoid"));
+  const sigmoidRow = rows.filter({ has: page.locator("code", { hasText: /^sigmoid$/ }) });
+  assert.match(await sigmoidRow.textContent(), /Sigmoid sigmoid1element-wise, activationfloat32KernelBench level 1, 21_Sigmoid\.py, MIT/);
+  // Its details: level, tags, source, the two forms of solution(), how it is launched, and no made-up baseline.
+  await sigmoidRow.getByRole("button", { name: "Details of sigmoid" }).click();
+  await page.locator("#problem-detail-title").filter({ hasText: "Sigmoid (sigmoid)" }).waitFor({ timeout: WAIT });
+  const facts = await page.locator("#problem-detail-facts").textContent();
+  assert.match(facts, /Level1Tagselement-wise, activation/);
+  assert.match(facts, /KernelBench level 1, 21_Sigmoid\.py; licence: MIT/);
+  assert.match(facts, /Baselinesnot measured yet/);
+  assert.equal(await page.locator("#problem-detail-kernel").textContent(),
+    "__global__ void solution(const float* input, float* output, size_t M, size_t N);");
+  assert.equal(await page.locator("#problem-detail-host").textContent(),
+    'extern "C" void solution(const float* input, float* output, size_t M, size_t N);');
+  assert.match(await page.locator("#problem-detail-launch").textContent(), /one thread per element of M \* N/);
+  await page.locator("#problem-detail-language").selectOption("hip");
+  assert.match(await page.locator("#problem-detail-includes").textContent(), /<hip\/hip_runtime\.h>/);
+  await page.screenshot({ path: shots + "/problems.png", fullPage: true });
+  // The starter in the editor, the form set to its problem; the code that was there can be put back.
+  const detail = await api("/api/problems/sigmoid", userToken);
+  await page.getByRole("button", { name: /Load the starter into the editor \(HIP, float32\)/ }).click();
+  await page.locator("#view-submit").waitFor({ state: "visible", timeout: WAIT });
+  assert.equal(await page.getByLabel("Code", { exact: true }).inputValue(), detail.starter.hip);
+  assert.equal(await page.getByLabel("Problem", { exact: true }).inputValue(), "sigmoid");
+  assert.equal(await page.getByLabel("Language", { exact: true }).inputValue(), "hip");
+  assert.equal(await page.getByLabel("Data type", { exact: true }).inputValue(), "float32");
+  await page.getByRole("button", { name: "put your code back" }).click();
+  assert.equal(await page.getByLabel("Code", { exact: true }).inputValue(), "// my own kernel\n");
+});
+
 await scenario("narrow-screen-and-labels", async (page, context) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page, userToken);
@@ -512,6 +570,15 @@ await scenario("narrow-screen-and-labels", async (page, context) => {
   }
   assert.ok(reached, "the form is reachable by keyboard");
   await page.screenshot({ path: shots + "/narrow.png", fullPage: true });
+  // The problem browser and a problem's details fit too (wide tables scroll in their own box).
+  await page.getByRole("button", { name: "Problems", exact: true }).click();
+  await page.getByRole("button", { name: "Details of leaky-relu" }).click();
+  await page.locator("#problem-detail").waitFor({ state: "visible", timeout: WAIT });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  const beyond = await page.evaluate(() => [...document.querySelectorAll("body *")]
+    .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+    .map((e) => e.tagName + "#" + e.id + "." + e.className).slice(0, 8).join(" "));
+  assert.ok(wide <= 0, "no sideways scrolling in the problem browser: " + wide + " px (" + beyond + ")");
 });
 
 await browser.close();

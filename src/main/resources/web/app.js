@@ -1030,6 +1030,144 @@ async function loadBoard() {
       "aria-label": "Open submission " + e.submission_id.slice(0, 8)}, "Open")))));
 }
 
+// ---- the problem browser
+
+// The catalog searched by the server (GET /api/problems?q=&level=&tag=); a problem's details come from
+// GET /api/problems/{slug}: its solution() per language and dtype and a starter that compiles.
+async function loadProblems() {
+  const all = state.problems;
+  const levels = [...new Set(all.map((p) => p.level).filter((l) => l !== undefined && l !== null))]
+    .sort((a, b) => a - b);
+  fillFilter($("problems-level"), levels.map((l) => [String(l), "level " + l]), true);
+  const tags = [...new Set(all.flatMap((p) => Array.isArray(p.tags) ? p.tags : []))].sort();
+  fillFilter($("problems-tag"), tags.map((t) => [t, t]), true);
+  const query = new URLSearchParams();
+  const text = $("problems-search").value.trim();
+  if (text) {
+    query.set("q", text);
+  }
+  if ($("problems-level").value) {
+    query.set("level", $("problems-level").value);
+  }
+  if ($("problems-tag").value) {
+    query.set("tag", $("problems-tag").value);
+  }
+  const asked = (state.problemsAsked || 0) + 1;
+  state.problemsAsked = asked;
+  const list = await api("/api/problems" + (query.toString() ? "?" + query : ""));
+  if (state.problemsAsked !== asked) {
+    return; // typed on: a newer search has taken over
+  }
+  const problems = list.problems;
+  $("problems-count").textContent = problems.length === all.length && !query.toString()
+    ? "All " + problems.length + " problems." : problems.length + " of " + all.length + " problems match.";
+  $("problems-table").tBodies[0].replaceChildren(...problems.map((p) => el("tr", {"data-slug": p.slug},
+    el("td", {}, el("strong", {}, p.title), " ", el("code", {}, p.slug)),
+    el("td", {}, p.level !== undefined && p.level !== null ? String(p.level) : "–"),
+    el("td", {}, (p.tags || []).join(", ")), el("td", {}, (p.dtypes || []).join(", ")),
+    el("td", {}, p.attribution ? [p.attribution.source, p.attribution.license].filter(Boolean).join(", ") : "–"),
+    el("td", {}, el("button", {type: "button", class: "link", onclick: () => showProblem(p.slug),
+      "aria-label": "Details of " + p.slug}, "Details")))));
+  if (!problems.length) {
+    $("problems-table").tBodies[0].replaceChildren(el("tr", {}, el("td", {colspan: "6"}, "No problem matches.")));
+  }
+}
+
+async function showProblem(slug) {
+  const detail = await api("/api/problems/" + encodeURIComponent(slug));
+  state.problemDetail = detail;
+  $("problem-detail-title").textContent = detail.title + " (" + detail.slug + ")";
+  $("problem-detail-description").textContent = detail.description;
+  const facts = $("problem-detail-facts");
+  facts.replaceChildren();
+  const add = (k, v) => facts.append(el("dt", {}, k), el("dd", {}, v));
+  add("Level", detail.level !== undefined && detail.level !== null ? String(detail.level) : "–");
+  add("Tags", (detail.tags || []).join(", ") || "–");
+  add("Data types", (detail.dtypes || []).join(", "));
+  if (detail.attribution) {
+    add("Source", [detail.attribution.source, detail.attribution.license && "licence: " + detail.attribution.license]
+      .filter(Boolean).join("; "));
+  }
+  // Baselines (PyTorch eager, torch.compile) are shown when the service has measured them; none are made up.
+  add("Baselines", detail.baselines ? flatten(detail.baselines).map(([k, v]) => k + ": " + fmt(v)).join("; ")
+    : "not measured yet");
+  const languages = Object.keys(detail.signatures || {});
+  fillFilter($("problem-detail-language"), languages.map((l) => [l, l === "hip" ? "HIP" : l.toUpperCase()]), false);
+  if (languages.includes($("language").value) && !$("problem-detail-language").dataset.chosen) {
+    $("problem-detail-language").value = $("language").value;
+  }
+  detailSignature();
+  $("problem-detail").hidden = false;
+  $("problem-detail").scrollIntoView({behavior: "smooth", block: "nearest"});
+}
+
+function detailSignature() {
+  const detail = state.problemDetail;
+  if (!detail) {
+    return;
+  }
+  const byDtype = (detail.signatures || {})[$("problem-detail-language").value] || {};
+  fillFilter($("problem-detail-dtype"), Object.keys(byDtype).map((d) => [d, d]), false);
+  const signature = byDtype[$("problem-detail-dtype").value] || {};
+  $("problem-detail-kernel").textContent = (signature.kernel || "") + ";";
+  $("problem-detail-host").textContent = (signature.host || "") + ";";
+  $("problem-detail-launch").textContent = detail.launch_note ? "How it is launched: " + detail.launch_note + "."
+    : "";
+  $("problem-detail-includes").textContent = signature.includes && signature.includes.length
+    ? "Headers its types need: " + signature.includes.join(", ") : "";
+  const starterDtype = (detail.dtypes || [])[0];
+  $("problem-detail-start").textContent = "Load the starter into the editor (" + $("problem-detail-language").value
+    .toUpperCase() + ", " + starterDtype + ")";
+}
+
+// The problem's starter (a kernel that compiles and fails every test until written) put in the editor. Code the
+// author had there is kept, to put back.
+function loadStarter() {
+  const detail = state.problemDetail;
+  const language = $("problem-detail-language").value;
+  const code = detail && detail.starter && detail.starter[language];
+  if (typeof code !== "string") {
+    return;
+  }
+  const editor = $("code");
+  if (editor.value.trim() && editor.value !== editor.dataset.template) {
+    state.replacedCode = {problem: $("problem").value, language: $("language").value, dtype: $("dtype").value,
+      code: editor.value};
+    $("code-replaced").hidden = false;
+  } else {
+    $("code-replaced").hidden = true;
+  }
+  $("problem").value = detail.slug;
+  $("language").value = language;
+  problemChanged();
+  $("dtype").value = detail.dtypes[0];
+  $("problem-signature").textContent = signature(currentProblem(), detail.dtypes[0]);
+  editor.value = code;
+  editor.dataset.template = code;
+  saveDraft();
+  showView("submit");
+  editor.focus();
+  $("submit-form").scrollIntoView({behavior: "smooth", block: "start"});
+  announce("The starter of " + detail.title + " is in the editor.");
+}
+
+function restoreCode() {
+  const saved = state.replacedCode;
+  if (!saved) {
+    return;
+  }
+  $("problem").value = saved.problem;
+  $("language").value = saved.language;
+  problemChanged(saved.code);
+  if ([...$("dtype").options].some((o) => o.value === saved.dtype)) {
+    $("dtype").value = saved.dtype;
+  }
+  saveDraft();
+  state.replacedCode = null;
+  $("code-replaced").hidden = true;
+  $("code").focus();
+}
+
 async function loadAdmin() {
   const list = await api("/api/submissions?limit=200");
   const unfinished = list.submissions.filter((s) => !s.finished_at);
@@ -1046,7 +1184,7 @@ async function loadAdmin() {
 }
 
 function showView(name) {
-  for (const view of ["submit", "history", "boards", "admin"]) {
+  for (const view of ["submit", "problems", "history", "boards", "admin"]) {
     $("view-" + view).hidden = view !== name;
   }
   for (const tab of document.querySelectorAll(".tab")) {
@@ -1058,6 +1196,8 @@ function showView(name) {
   }
   if (name === "history") {
     loadHistory().catch((e) => announce("History could not be loaded: " + e.message));
+  } else if (name === "problems") {
+    loadProblems().catch((e) => announce("The problems could not be loaded: " + e.message));
   } else if (name === "boards") {
     loadBoard().catch((e) => announce("The leaderboard could not be loaded: " + e.message));
   } else if (name === "admin") {
@@ -1119,6 +1259,21 @@ document.addEventListener("DOMContentLoaded", () => {
       + e.message)));
   }
   $("admin-refresh").addEventListener("click", () => loadAdmin());
+  let searching = null;
+  $("problems-search").addEventListener("input", () => {
+    clearTimeout(searching);
+    searching = setTimeout(() => loadProblems().catch((e) => announce("The search failed: " + e.message)), 200);
+  });
+  for (const id of ["problems-level", "problems-tag"]) {
+    $(id).addEventListener("change", () => loadProblems().catch((e) => announce("The search failed: " + e.message)));
+  }
+  $("problem-detail-language").addEventListener("change", () => {
+    $("problem-detail-language").dataset.chosen = "1";
+    detailSignature();
+  });
+  $("problem-detail-dtype").addEventListener("change", detailSignature);
+  $("problem-detail-start").addEventListener("click", loadStarter);
+  $("restore-code").addEventListener("click", restoreCode);
   $("run-code-edit").addEventListener("click", editCopy);
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) {
