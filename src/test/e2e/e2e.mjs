@@ -495,6 +495,37 @@ await scenario("history-pages-past-the-first-fifty", async (page) => {
   await page.locator("#history-count").filter({ hasText: "The newest 50 shown." }).waitFor({ timeout: WAIT });
 });
 
+await scenario("another-users-board-entry", async (page) => {
+  const theirs = await post(otherToken, { code: "// agent: ok\n// timing: verified\n// runtime: 0.3\n" });
+  await ended(theirs, otherToken);
+  await signIn(page, userToken);
+  const asked = [];
+  page.on("request", (request) => asked.push(request.url()));
+  await page.getByRole("button", { name: "Leaderboards" }).click();
+  await page.locator("#boards-problem").selectOption("leaky-relu");
+  await page.locator("#boards-gpu").selectOption("local");
+  const row = page.locator("#boards-table tbody tr").filter({ hasText: "lee" });
+  await row.waitFor({ timeout: WAIT });
+  const board = await api("/api/leaderboards/leaky-relu?gpu_type=local", userToken);
+  const entry = board.entries.find((e) => e.submission_id === theirs);
+  assert.ok(entry, JSON.stringify(board));
+  await row.getByRole("button", { name: "Open submission " + theirs.slice(0, 8) }).click();
+  const box = page.locator("#board-entry");
+  await box.waitFor({ state: "visible", timeout: WAIT });
+  assert.match(await page.locator("#board-entry-title").textContent(), /^Entry of lee, ranked \d+=?$/);
+  const facts = await page.locator("#board-entry-facts").textContent();
+  assert.match(facts, new RegExp("Geomean runtime" + String(Number(entry.geomean_runtime_ms.toPrecision(4)))
+    .replace(".", "\\.") + " ms \\(the geometric mean over its \\d+ tests"), facts);
+  assert.match(facts, /Leaky ReLU|leaky-relu/);
+  assert.match(await page.locator("#board-entry-code").textContent(), /Its code is lee's: only its author and the admins/);
+  assert.equal(await page.locator("#run").isVisible(), false, "no empty submission view");
+  assert.ok(!asked.some((url) => url.includes(theirs)), "their submission is not asked for: " + asked.join(" "));
+  await page.screenshot({ path: shots + "/board-entry.png", fullPage: true });
+  // From there, the problem itself.
+  await page.getByRole("button", { name: "Start this problem yourself" }).click();
+  await page.locator("#problem-detail-title").filter({ hasText: "(leaky-relu)" }).waitFor({ timeout: WAIT });
+});
+
 await scenario("problem-browser-loads-the-starter", async (page) => {
   await signIn(page, userToken);
   await page.getByLabel("Code", { exact: true }).fill("// my own kernel\n");

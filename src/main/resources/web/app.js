@@ -1016,6 +1016,7 @@ async function loadBoard() {
   fillFilter($("boards-dtype"), (problem ? problem.dtypes : ["float32"]).map((d) => [d, d]), false);
   const query = new URLSearchParams({gpu_type: $("boards-gpu").value, dtype: $("boards-dtype").value});
   const board = await api("/api/leaderboards/" + encodeURIComponent($("boards-problem").value) + "?" + query);
+  $("board-entry").hidden = true;
   const body = $("boards-table").tBodies[0];
   if (!board.entries.length) {
     body.replaceChildren(el("tr", {}, el("td", {colspan: "7"}, "No accepted results yet.")));
@@ -1026,8 +1027,38 @@ async function loadBoard() {
     el("td", {}, e.user_id), el("td", {}, fmt(e.geomean_runtime_ms)),
     el("td", {}, fmt(e.interval_ms.low) + " – " + fmt(e.interval_ms.high)),
     el("td", {}, e.speedup ? fmt(e.speedup, 3) + "×" : "–"), el("td", {}, when(e.created_at)),
-    el("td", {}, el("button", {type: "button", class: "link", onclick: () => follow(e.submission_id),
+    el("td", {}, el("button", {type: "button", class: "link", onclick: () => openEntry(board, e),
       "aria-label": "Open submission " + e.submission_id.slice(0, 8)}, "Open")))));
+}
+
+// One's own entry (or any, for an admin) opens as the submission it is. Another person's code is theirs (the API
+// shows it to its author and admins only), so their entry shows what the board knows of it and its problem.
+function openEntry(board, entry) {
+  if (state.me.admin || entry.user_id === state.me.user_id) {
+    follow(entry.submission_id);
+    return;
+  }
+  const problem = state.problems.find((p) => p.slug === board.problem);
+  $("board-entry-title").textContent = "Entry of " + entry.user_id + ", ranked " + entry.rank + (entry.tie ? "=" : "");
+  const facts = $("board-entry-facts");
+  facts.replaceChildren();
+  const add = (k, v) => facts.append(el("dt", {}, k), el("dd", {}, v));
+  add("Problem", problem ? problem.title + " (" + problem.slug + ")" : board.problem);
+  add("GPU type, data type", board.gpu_type + ", " + board.dtype);
+  add("Geomean runtime", fmt(entry.geomean_runtime_ms) + " ms (the geometric mean over its " + entry.tests
+    + " tests of each test's median; what the board ranks by)");
+  add("95% interval of the geomean", fmt(entry.interval_ms.low) + " – " + fmt(entry.interval_ms.high) + " ms");
+  add("Speedup over the reference", entry.speedup ? fmt(entry.speedup, 3) + "× (geomean over the tests)" : "–");
+  add("Submitted", when(entry.created_at));
+  add("Submission", entry.submission_id);
+  $("board-entry-code").textContent = "Its code is " + entry.user_id + "'s: only its author and the admins can "
+    + "read it.";
+  $("board-entry-problem").textContent = problem ? problem.description : "";
+  $("board-entry-start").dataset.slug = board.problem;
+  const box = $("board-entry");
+  box.hidden = false;
+  box.scrollIntoView({behavior: "smooth", block: "nearest"});
+  announce("The entry of " + entry.user_id + ": " + fmt(entry.geomean_runtime_ms) + " ms geomean.");
 }
 
 // ---- the problem browser
@@ -1168,6 +1199,12 @@ function restoreCode() {
   $("code").focus();
 }
 
+// Starts the problem of another person's entry: its details in the problem browser, with the starter a click away.
+function startProblem(slug) {
+  showView("problems");
+  showProblem(slug).catch((e) => announce("The problem could not be loaded: " + e.message));
+}
+
 async function loadAdmin() {
   const list = await api("/api/submissions?limit=200");
   const unfinished = list.submissions.filter((s) => !s.finished_at);
@@ -1275,6 +1312,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("problem-detail-start").addEventListener("click", loadStarter);
   $("restore-code").addEventListener("click", restoreCode);
   $("run-code-edit").addEventListener("click", editCopy);
+  $("board-entry-start").addEventListener("click", () => startProblem($("board-entry-start").dataset.slug));
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) {
     signIn(token).catch(() => {
