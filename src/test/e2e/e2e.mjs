@@ -1,5 +1,6 @@
 // End-to-end tests of the web client in headless Chromium (Debian's package) against a running service with
-// the test agent. Run by WebClientE2ETest: BASE_URL, USER_TOKEN, ADMIN_TOKEN, CHROMIUM, SHOTS.
+// the test agent. Run by WebClientE2ETest: BASE_URL, USER_TOKEN, ADMIN_TOKEN, OTHER_TOKEN (another user),
+// PAGER_TOKEN (a user with a history longer than a page), CHROMIUM, SHOTS.
 import { chromium } from "playwright-core";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -8,6 +9,8 @@ import net from "node:net";
 const base = process.env.BASE_URL;
 const userToken = process.env.USER_TOKEN;
 const adminToken = process.env.ADMIN_TOKEN;
+const otherToken = process.env.OTHER_TOKEN;
+const pagerToken = process.env.PAGER_TOKEN;
 const shots = process.env.SHOTS;
 mkdirSync(shots, { recursive: true });
 const WAIT = 30000;
@@ -85,6 +88,37 @@ async function api(path, token, method = "GET") {
   return response.json();
 }
 
+/** A submission made through the API (not the page); retried while the user's active runs are at their limit. */
+async function post(token, fields) {
+  for (let i = 0; ; i++) {
+    const response = await fetch(base + "/api/submissions", { method: "POST",
+      headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+      body: JSON.stringify(Object.assign({ problem: "leaky-relu", language: "cuda", gpu_type: "local",
+        dtype: "float32", mode: "benchmark" }, fields)) });
+    const body = await response.json();
+    if (response.status === 201 || response.status === 202 || response.status === 200) {
+      return body.id;
+    }
+    if (response.status !== 429 || i > 100) {
+      throw new Error("submission refused: " + response.status + " " + JSON.stringify(body));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+}
+
+/** Waits until the submission has ended (and, benchmarked, until the profiler's verdict on its times). */
+async function ended(id, token) {
+  for (let i = 0; i < 300; i++) {
+    const s = await api("/api/submissions/" + id, token);
+    const timing = ((s.result || {}).verification || {}).timing || {};
+    if (s.finished_at && timing.status !== "pending") {
+      return s;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("submission " + id + " did not end");
+}
+
 await scenario("sign-in-and-benchmark", async (page) => {
   await page.goto(base + "/");
   await page.getByLabel("API token").fill("not-a-token");
@@ -108,7 +142,18 @@ await scenario("sign-in-and-benchmark", async (page) => {
   await summaryContains(page, "Benchmarked");
   const rows = page.locator("#results-table tbody tr");
   assert.equal(await rows.count(), 5, "one row per test");
-  assert.match(await page.locator("#results-table tfoot").textContent(), /Average/);
+  // Which figure is which: each test's median; over the tests, the geomean (what the boards rank by) and the mean.
+  const shown = await api("/api/submissions/" + (await page.locator("#run-id").getAttribute("title")), userToken);
+  const foot = page.locator("#results-table tfoot tr");
+  assert.match(await foot.nth(0).textContent(), /^Geomean of the tests \(the boards rank by it\)/);
+  assert.equal(await foot.nth(0).locator("td").nth(1).textContent(),
+    String(Number(shown.result.geomean_runtime_ms.toPrecision(4))));
+  assert.match(await foot.nth(1).textContent(), /^Mean of the tests/);
+  assert.equal(await foot.nth(1).locator("td").nth(1).textContent(),
+    String(Number(shown.result.avg_runtime_ms.toPrecision(4))));
+  assert.match(await page.locator("#results-table thead").textContent(), /Runtime \(ms, median\)/);
+  const said = await page.locator("#run-summary").textContent();
+  assert.match(said, /ms geomean \(what the boards rank by\), [\d.e+-]+ ms mean of the tests' medians/, said);
   assert.match(await rows.nth(4).textContent(), /8192 x 8192/);
   assert.match(await rows.nth(4).locator("td").nth(1).getAttribute("title"), /CUDA events after an L2 read-flush/,
     "how the time was measured, on the runtime cell");
@@ -199,7 +244,11 @@ await scenario("wrong-answer", async (page) => {
   await signIn(page, userToken);
   await submitCode(page, "// agent: replay:fault-wrong\n", "vector-addition");
   await summaryContains(page, "wrong answer");
-  assert.match(await page.locator("#outcome").textContent(), /max_abs_error/);
+  const outcome = await page.locator("#outcome").textContent();
+  assert.match(outcome, /max_abs_error/);
+  // The transcript's seed is 313298177: shown whole, never as 3.13e+8.
+  assert.match(outcome, /seed313298177/, outcome);
+  assert.doesNotMatch(outcome, /\de\+\d/, "no exponent form for an integer: " + outcome);
   assert.equal(await page.locator("#timeline .ticks li.failed").count(), 1);
 });
 
@@ -264,6 +313,17 @@ await scenario("history", async (page) => {
   await rows.first().waitFor({ timeout: WAIT });
   assert.ok(await rows.count() >= 4, "the user's submissions");
   assert.match(await page.locator("#history-table").textContent(), /benchmarked/);
+  const head = await page.locator("#history-table thead").textContent();
+  assert.match(head, /Geomean runtime \(ms\)/);
+  assert.match(head, /Mean runtime \(ms\)/);
+  assert.doesNotMatch(head, /Avg/);
+  const listed = (await api("/api/submissions?limit=50", userToken)).submissions;
+  const benchmarked = listed.findIndex((s) => s.status === "BENCHMARKED" && s.result);
+  const cells = rows.nth(benchmarked).locator("td");
+  assert.equal(await cells.nth(6).textContent(), String(Number(listed[benchmarked].result.geomean_runtime_ms
+    .toPrecision(4))), "the geomean column holds the geomean");
+  assert.equal(await cells.nth(7).textContent(), String(Number(listed[benchmarked].avg_runtime_ms.toPrecision(4))),
+    "the mean column holds the mean");
   await page.screenshot({ path: shots + "/history.png", fullPage: true });
   // Opening one replays it.
   await rows.first().getByRole("button", { name: /Open/ }).click();
@@ -367,6 +427,163 @@ await scenario("admin-cancels-any-submission", async (page) => {
   assert.equal((await api("/api/submissions/" + created.id, adminToken)).status, "CANCELLED");
 });
 
+await scenario("sign-out-shows-only-when-signed-in", async (page) => {
+  await page.goto(base + "/");
+  await page.getByLabel("API token").waitFor({ timeout: WAIT });
+  assert.equal(await page.getByRole("button", { name: "Sign out" }).isVisible(), false,
+    "no Sign out on the sign-in page");
+  await signIn(page, userToken);
+  assert.ok(await page.getByRole("button", { name: "Sign out" }).isVisible(), "Sign out once signed in");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByLabel("API token").waitFor({ timeout: WAIT });
+  assert.equal(await page.getByRole("button", { name: "Sign out" }).isVisible(), false, "and gone after it");
+  assert.equal(await page.locator("#app").isVisible(), false);
+});
+
+await scenario("a-past-submission-shows-its-code", async (page) => {
+  await signIn(page, userToken);
+  const mark = "past-" + Date.now();
+  const code = "// agent: ok\n// " + mark + "\n";
+  const id = await submitCode(page, code, "vector-addition");
+  await summaryContains(page, "Benchmarked");
+  // The form moves on to something else...
+  await page.getByLabel("Problem", { exact: true }).selectOption("leaky-relu");
+  await page.getByRole("button", { name: "reset to the template" }).click();
+  // ...and the submission, opened from the history, shows the code it ran.
+  await page.getByRole("button", { name: "History" }).click();
+  await page.getByRole("button", { name: "Open submission " + id.slice(0, 8) }).click();
+  await page.locator("#run-code").filter({ hasText: mark }).waitFor({ timeout: WAIT });
+  assert.equal(await page.locator("#run-code-text").textContent(), code, "the code, as it was sent");
+  assert.equal(await page.locator("#run-code").getAttribute("open"), "", "open, for a past submission");
+  assert.match(await page.locator("#run-code summary").textContent(), /vector-addition, cuda, float32, local/);
+  await page.screenshot({ path: shots + "/past-code.png", fullPage: true });
+  await page.getByRole("button", { name: "Edit a copy in the form" }).click();
+  assert.equal(await page.getByLabel("Code", { exact: true }).inputValue(), code);
+  assert.equal(await page.getByLabel("Problem", { exact: true }).inputValue(), "vector-addition");
+});
+
+await scenario("history-pages-past-the-first-fifty", async (page) => {
+  // 55 submissions of one user (as fast as the agent ends them), more than a page of 50.
+  const ids = [];
+  for (const batch of [15, 15, 15, 10]) {
+    const made = [];
+    for (let i = 0; i < batch; i++) {
+      made.push(await post(pagerToken, { mode: "check", code: "// agent: ok\n// n: " + (ids.length + i) + "\n" }));
+    }
+    for (const id of made) {
+      await ended(id, pagerToken);
+    }
+    ids.push(...made);
+  }
+  await signIn(page, pagerToken);
+  await page.getByRole("button", { name: "History" }).click();
+  const rows = page.locator("#history-table tbody tr");
+  await page.locator("#history-count").filter({ hasText: "The newest 50 shown." }).waitFor({ timeout: WAIT });
+  assert.equal(await rows.count(), 50, "a page");
+  const more = page.getByRole("button", { name: "Show older submissions" });
+  await more.click();
+  await page.locator("#history-count").filter({ hasText: "All 55 shown." }).waitFor({ timeout: WAIT });
+  assert.equal(await rows.count(), 55, "then the rest");
+  assert.equal(await more.isVisible(), false, "nothing more to show");
+  const shown = await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.id));
+  assert.deepEqual(shown, [...ids].reverse(), "each once, newest first");
+  await page.screenshot({ path: shots + "/history-paged.png", fullPage: true });
+  // A filter starts again from the newest.
+  await page.locator("#history-problem").selectOption("vector-addition");
+  await page.locator("#history-count").filter({ hasText: "No submission matches." }).waitFor({ timeout: WAIT });
+  await page.locator("#history-problem").selectOption("leaky-relu");
+  await page.locator("#history-count").filter({ hasText: "The newest 50 shown." }).waitFor({ timeout: WAIT });
+});
+
+await scenario("another-users-board-entry", async (page) => {
+  const theirs = await post(otherToken, { code: "// agent: ok\n// timing: verified\n// runtime: 0.3\n" });
+  await ended(theirs, otherToken);
+  await signIn(page, userToken);
+  const asked = [];
+  page.on("request", (request) => asked.push(request.url()));
+  await page.getByRole("button", { name: "Leaderboards" }).click();
+  await page.locator("#boards-problem").selectOption("leaky-relu");
+  await page.locator("#boards-gpu").selectOption("local");
+  const row = page.locator("#boards-table tbody tr").filter({ hasText: "lee" });
+  await row.waitFor({ timeout: WAIT });
+  const board = await api("/api/leaderboards/leaky-relu?gpu_type=local", userToken);
+  const entry = board.entries.find((e) => e.submission_id === theirs);
+  assert.ok(entry, JSON.stringify(board));
+  await row.getByRole("button", { name: "Open submission " + theirs.slice(0, 8) }).click();
+  const box = page.locator("#board-entry");
+  await box.waitFor({ state: "visible", timeout: WAIT });
+  assert.match(await page.locator("#board-entry-title").textContent(), /^Entry of lee, ranked \d+=?$/);
+  const facts = await page.locator("#board-entry-facts").textContent();
+  assert.match(facts, new RegExp("Geomean runtime" + String(Number(entry.geomean_runtime_ms.toPrecision(4)))
+    .replace(".", "\\.") + " ms \\(the geometric mean over its \\d+ tests"), facts);
+  assert.match(facts, /Leaky ReLU|leaky-relu/);
+  assert.match(await page.locator("#board-entry-code").textContent(), /Its code is lee's: only its author and the admins/);
+  assert.equal(await page.locator("#run").isVisible(), false, "no empty submission view");
+  assert.ok(!asked.some((url) => url.includes(theirs)), "their submission is not asked for: " + asked.join(" "));
+  await page.screenshot({ path: shots + "/board-entry.png", fullPage: true });
+  // From there, the problem itself.
+  await page.getByRole("button", { name: "Start this problem yourself" }).click();
+  await page.locator("#problem-detail-title").filter({ hasText: "(leaky-relu)" }).waitFor({ timeout: WAIT });
+});
+
+await scenario("problem-browser-loads-the-starter", async (page) => {
+  await signIn(page, userToken);
+  await page.getByLabel("Code", { exact: true }).fill("// my own kernel\n");
+  await page.getByRole("button", { name: "Problems", exact: true }).click();
+  const rows = page.locator("#problems-table tbody tr");
+  const all = (await api("/api/problems", userToken)).problems;
+  await page.locator("#problems-count").filter({ hasText: "All " + all.length + " problems." })
+    .waitFor({ timeout: WAIT });
+  assert.equal(await rows.count(), all.length);
+  const slugs = async () => rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.slug));
+  // Search, then level, then tag: each as the server filters.
+  await page.getByLabel("Search").fill("gelu");
+  let expected = (await api("/api/problems?q=gelu", userToken)).problems.map((p) => p.slug);
+  assert.ok(expected.includes("gelu") && expected.includes("new-gelu"), expected.join(", "));
+  await page.locator("#problems-count").filter({ hasText: expected.length + " of " + all.length })
+    .waitFor({ timeout: WAIT });
+  assert.deepEqual(await slugs(), expected);
+  await page.getByLabel("Search").fill("");
+  await page.getByLabel("Level").selectOption("1");
+  expected = (await api("/api/problems?level=1", userToken)).problems.map((p) => p.slug);
+  await page.locator("#problems-count").filter({ hasText: expected.length + " of " + all.length })
+    .waitFor({ timeout: WAIT });
+  assert.deepEqual(await slugs(), expected);
+  await page.getByLabel("Tag").selectOption("activation");
+  expected = (await api("/api/problems?level=1&tag=activation", userToken)).problems.map((p) => p.slug);
+  await page.locator("#problems-count").filter({ hasText: expected.length + " of " + all.length })
+    .waitFor({ timeout: WAIT });
+  assert.deepEqual(await slugs(), expected);
+  assert.ok(expected.includes("sigmoid"));
+  const sigmoidRow = rows.filter({ has: page.locator("code", { hasText: /^sigmoid$/ }) });
+  assert.match(await sigmoidRow.textContent(), /Sigmoid sigmoid1element-wise, activationfloat32KernelBench level 1, 21_Sigmoid\.py, MIT/);
+  // Its details: level, tags, source, the two forms of solution(), how it is launched, and no made-up baseline.
+  await sigmoidRow.getByRole("button", { name: "Details of sigmoid" }).click();
+  await page.locator("#problem-detail-title").filter({ hasText: "Sigmoid (sigmoid)" }).waitFor({ timeout: WAIT });
+  const facts = await page.locator("#problem-detail-facts").textContent();
+  assert.match(facts, /Level1Tagselement-wise, activation/);
+  assert.match(facts, /KernelBench level 1, 21_Sigmoid\.py; licence: MIT/);
+  assert.match(facts, /Baselinesnot measured yet/);
+  assert.equal(await page.locator("#problem-detail-kernel").textContent(),
+    "__global__ void solution(const float* input, float* output, size_t M, size_t N);");
+  assert.equal(await page.locator("#problem-detail-host").textContent(),
+    'extern "C" void solution(const float* input, float* output, size_t M, size_t N);');
+  assert.match(await page.locator("#problem-detail-launch").textContent(), /one thread per element of M \* N/);
+  await page.locator("#problem-detail-language").selectOption("hip");
+  assert.match(await page.locator("#problem-detail-includes").textContent(), /<hip\/hip_runtime\.h>/);
+  await page.screenshot({ path: shots + "/problems.png", fullPage: true });
+  // The starter in the editor, the form set to its problem; the code that was there can be put back.
+  const detail = await api("/api/problems/sigmoid", userToken);
+  await page.getByRole("button", { name: /Load the starter into the editor \(HIP, float32\)/ }).click();
+  await page.locator("#view-submit").waitFor({ state: "visible", timeout: WAIT });
+  assert.equal(await page.getByLabel("Code", { exact: true }).inputValue(), detail.starter.hip);
+  assert.equal(await page.getByLabel("Problem", { exact: true }).inputValue(), "sigmoid");
+  assert.equal(await page.getByLabel("Language", { exact: true }).inputValue(), "hip");
+  assert.equal(await page.getByLabel("Data type", { exact: true }).inputValue(), "float32");
+  await page.getByRole("button", { name: "put your code back" }).click();
+  assert.equal(await page.getByLabel("Code", { exact: true }).inputValue(), "// my own kernel\n");
+});
+
 await scenario("narrow-screen-and-labels", async (page, context) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page, userToken);
@@ -384,6 +601,15 @@ await scenario("narrow-screen-and-labels", async (page, context) => {
   }
   assert.ok(reached, "the form is reachable by keyboard");
   await page.screenshot({ path: shots + "/narrow.png", fullPage: true });
+  // The problem browser and a problem's details fit too (wide tables scroll in their own box).
+  await page.getByRole("button", { name: "Problems", exact: true }).click();
+  await page.getByRole("button", { name: "Details of leaky-relu" }).click();
+  await page.locator("#problem-detail").waitFor({ state: "visible", timeout: WAIT });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  const beyond = await page.evaluate(() => [...document.querySelectorAll("body *")]
+    .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+    .map((e) => e.tagName + "#" + e.id + "." + e.className).slice(0, 8).join(" "));
+  assert.ok(wide <= 0, "no sideways scrolling in the problem browser: " + wide + " px (" + beyond + ")");
 });
 
 await browser.close();

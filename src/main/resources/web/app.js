@@ -30,7 +30,7 @@ async function api(path, options = {}) {
   const text = await response.text();
   let body = null;
   try {
-    body = text ? JSON.parse(text) : null;
+    body = text ? parseJson(text) : null;
   } catch (e) {
     body = {message: text};
   }
@@ -42,6 +42,12 @@ async function api(path, options = {}) {
     throw error;
   }
   return body;
+}
+
+// JSON.parse, keeping an integer too large for a double exact (as a BigInt) where the browser gives the source.
+function parseJson(text) {
+  return JSON.parse(text, (key, value, context) => typeof value === "number" && Number.isInteger(value)
+    && !Number.isSafeInteger(value) && context && /^-?\d+$/.test(context.source) ? BigInt(context.source) : value);
 }
 
 function announce(text) {
@@ -74,8 +80,15 @@ function fmt(value, digits = 4) {
   if (value === null || value === undefined || value === "") {
     return "–";
   }
+  if (typeof value === "bigint") {
+    return value.toString();
+  }
   if (typeof value !== "number") {
     return String(value);
+  }
+  if (Number.isInteger(value)) {
+    // An integer (a seed, a count, an index) is shown whole, never as 3.13e+8.
+    return Math.abs(value) < 1e21 ? value.toString() : BigInt(value).toString();
   }
   if (value !== 0 && (Math.abs(value) < 0.001 || Math.abs(value) >= 1e6)) {
     return value.toExponential(2);
@@ -252,7 +265,7 @@ async function submit(event) {
       // Leaving the page for longer than the grace period cancels the run; a reload does not.
       cancel_on_disconnect: true})});
     announce("Submitted. Queued at position " + created.position + ".");
-    await follow(created.id);
+    await follow(created.id, {fromForm: true});
     $("run").scrollIntoView({behavior: "smooth", block: "start"});
   } catch (e) {
     error.textContent = "Not submitted: " + e.message;
@@ -268,7 +281,7 @@ async function submit(event) {
 // until they end: a run is cancelled when its page is gone (cancel_on_disconnect), never when its view is.
 const watched = new Map();
 
-async function follow(id) {
+async function follow(id, options = {}) {
   const previous = state.run;
   if (previous && previous.source) {
     clearInterval(previous.ticker);
@@ -289,8 +302,11 @@ async function follow(id) {
   showView("submit");
   resetRunView(id);
   try {
-    const submission = await api("/api/submissions/" + encodeURIComponent(id));
+    const submission = await api("/api/submissions/" + encodeURIComponent(id) + "?include=code");
     run.mode = submission.mode;
+    if (run === state.run) {
+      showCode(submission, !options.fromForm);
+    }
     const invalidated = $("run-invalidated");
     invalidated.hidden = !submission.invalidated;
     invalidated.textContent = submission.invalidated ? "Taken off the leaderboards by " + submission.invalidated.by
@@ -317,7 +333,7 @@ function connect(run = state.run) {
   const source = new EventSource(url);
   run.source = source;
   for (const type of EVENT_TYPES) {
-    source.addEventListener(type, (message) => onFrame(run, JSON.parse(message.data)));
+    source.addEventListener(type, (message) => onFrame(run, parseJson(message.data)));
   }
   source.onerror = () => {
     if (run.finished || (run !== state.run && !watched.has(run.id))) {
@@ -331,11 +347,53 @@ function connect(run = state.run) {
   };
 }
 
+// The submission's own code (GET ?include=code: its owner's and admins' only), open when a past one is opened.
+function showCode(submission, open) {
+  const box = $("run-code");
+  if (typeof submission.code !== "string") {
+    box.hidden = true;
+    return;
+  }
+  $("run-code-title").textContent = "Its code (" + [submission.problem, submission.language, submission.dtype,
+    submission.gpu_type].filter(Boolean).join(", ") + ")";
+  $("run-code-text").textContent = submission.code;
+  box.open = open;
+  box.hidden = false;
+  state.runCode = submission;
+}
+
+// A past submission's code, problem and settings put back in the form, to edit and submit again.
+function editCopy() {
+  const s = state.runCode;
+  if (!s) {
+    return;
+  }
+  for (const [field, value] of [["problem", s.problem], ["language", s.language], ["gpu-type", s.gpu_type],
+    ["mode", s.mode]]) {
+    if (value && [...$(field).options].some((o) => o.value === value && !o.disabled)) {
+      $(field).value = value;
+    }
+  }
+  problemChanged(s.code);
+  if (s.dtype && [...$("dtype").options].some((o) => o.value === s.dtype)) {
+    $("dtype").value = s.dtype;
+    $("problem-signature").textContent = signature(currentProblem(), s.dtype);
+  }
+  saveDraft();
+  showView("submit");
+  $("code").focus();
+  $("submit-form").scrollIntoView({behavior: "smooth", block: "start"});
+  announce("The code of " + s.id.slice(0, 8) + " is in the form.");
+}
+
 function resetRunView(id) {
   $("run").hidden = false;
   $("run-id").textContent = id.slice(0, 8);
   $("run-id").title = id;
   $("run-summary").textContent = "Connecting…";
+  $("run-code").hidden = true;
+  $("run-code-text").textContent = "";
+  state.runCode = null;
   for (const li of $("timeline").children) {
     li.className = "";
     li.querySelector(".detail").textContent = "";
@@ -662,8 +720,8 @@ function finish(run, frame) {
   const outcome = $("outcome");
   if (type === "BENCHMARKED") {
     benchmarked(run, frame);
-    summary("Benchmarked: " + fmt(frame.avg_runtime_ms) + " ms on average"
-      + (frame.geomean_speedup ? ", " + fmt(frame.geomean_speedup, 3) + "× the reference" : ""));
+    summary("Benchmarked: " + runtimeHeadline(frame)
+      + (frame.geomean_speedup ? "; " + fmt(frame.geomean_speedup, 3) + "× the reference (geomean)" : ""));
     return;
   }
   if (type === "PROFILED") {
@@ -694,6 +752,18 @@ function finish(run, frame) {
   summary(type.replace(/_/g, " ").toLowerCase() + (frame.message ? ": " + frame.message : ""));
 }
 
+// The figures over the tests, each named: the geomean (what the boards rank by) first, then the mean.
+function runtimeHeadline(result) {
+  const parts = [];
+  if (typeof result.geomean_runtime_ms === "number") {
+    parts.push(fmt(result.geomean_runtime_ms) + " ms geomean (what the boards rank by)");
+  }
+  if (typeof result.avg_runtime_ms === "number") {
+    parts.push(fmt(result.avg_runtime_ms) + " ms mean");
+  }
+  return parts.length ? parts.join(", ") + " of the tests' medians" : "no runtime";
+}
+
 function flatten(object, prefix = "") {
   const pairs = [];
   for (const [key, value] of Object.entries(object)) {
@@ -710,10 +780,14 @@ function benchmarked(run, frame) {
   $("results").hidden = false;
   const results = frame.test_results || [];
   results.forEach((r) => resultRow(run, r));
-  $("results-table").tFoot.replaceChildren(el("tr", {},
-    el("td", {}, "Average"), el("td", {}, fmt(frame.avg_runtime_ms)), el("td", {}, fmt(frame.avg_gflops)),
-    el("td", {}, ""), el("td", {}, ""),
-    el("td", {}, frame.geomean_speedup ? fmt(frame.geomean_speedup, 3) + "× (geomean)" : "–")));
+  $("results-table").tFoot.replaceChildren(
+    el("tr", {"data-figure": "geomean"},
+      el("td", {title: "what the boards rank by"}, "Geomean of the tests (the boards rank by it)"),
+      el("td", {}, fmt(frame.geomean_runtime_ms)), el("td", {}, ""), el("td", {}, ""), el("td", {}, ""),
+      el("td", {}, frame.geomean_speedup ? fmt(frame.geomean_speedup, 3) + "×" : "–")),
+    el("tr", {"data-figure": "mean"},
+      el("td", {}, "Mean of the tests"), el("td", {}, fmt(frame.avg_runtime_ms)), el("td", {}, fmt(frame.avg_gflops)),
+      el("td", {}, ""), el("td", {}, ""), el("td", {}, "")));
   chart(results);
   const facts = $("run-facts");
   const device = frame.device || {};
@@ -722,7 +796,9 @@ function benchmarked(run, frame) {
   add("Device", end.name || (device.runtime && device.runtime.device) || device.name);
   add("SM clock", end.sm_clock_mhz ? end.sm_clock_mhz + " MHz" : null);
   add("Temperature", end.temperature_c !== undefined ? end.temperature_c + " °C" : null);
-  add("Geomean runtime", frame.geomean_runtime_ms ? fmt(frame.geomean_runtime_ms) + " ms" : null);
+  add("Geomean runtime", frame.geomean_runtime_ms ? fmt(frame.geomean_runtime_ms) + " ms (of the tests' medians; "
+    + "what the boards rank by)" : null);
+  add("Mean runtime", frame.avg_runtime_ms ? fmt(frame.avg_runtime_ms) + " ms (of the tests' medians)" : null);
   const verification = frame.verification || {};
   const timing = verification.timing || {};
   add("Checked by", verification.judge === "passed"
@@ -757,10 +833,10 @@ function chart(results) {
   box.replaceChildren(...rows.map((r) => {
     const max = Math.max(r.runtime_ms, r.reference_runtime_ms);
     const yours = el("div", {class: "bar yours", role: "img",
-      "aria-label": "yours " + fmt(r.runtime_ms) + " ms"});
+      "aria-label": "yours " + fmt(r.runtime_ms) + " ms (median)"});
     yours.style.width = (100 * r.runtime_ms / max) + "%";
     const reference = el("div", {class: "bar reference", role: "img",
-      "aria-label": "reference " + fmt(r.reference_runtime_ms) + " ms"});
+      "aria-label": "reference " + fmt(r.reference_runtime_ms) + " ms (median)"});
     reference.style.width = (100 * r.reference_runtime_ms / max) + "%";
     return el("div", {class: "chart-row"}, el("span", {}, r.name || "test " + r.test_id), el("div", {}, yours, reference));
   }));
@@ -812,26 +888,71 @@ function fillFilter(select, values, any) {
   }
 }
 
-async function loadHistory() {
-  fillFilter($("history-problem"), state.problems.map((p) => [p.slug, p.title]), true);
-  fillFilter($("history-gpu"), state.gpuTypes.map((t) => [t.name, t.name]), true);
-  const query = new URLSearchParams({limit: "50"});
+const HISTORY_PAGE = 50;
+
+// The history a page at a time (newest first): "Show older submissions" asks for the page after the last one
+// shown (next_before), with the same filters; a change of filter starts again from the newest.
+async function loadHistory(more = false) {
+  if (!more) {
+    fillFilter($("history-problem"), state.problems.map((p) => [p.slug, p.title]), true);
+    fillFilter($("history-gpu"), state.gpuTypes.map((t) => [t.name, t.name]), true);
+  }
+  const query = new URLSearchParams({limit: String(HISTORY_PAGE)});
   if ($("history-problem").value) {
     query.set("problem", $("history-problem").value);
   }
   if ($("history-gpu").value) {
     query.set("gpu_type", $("history-gpu").value);
   }
-  const list = await api("/api/submissions?" + query);
-  state.ticked = [];
-  $("compare-button").disabled = true;
-  $("history-table").tBodies[0].replaceChildren(...list.submissions.map((s) => el("tr", {},
+  const history = state.history || {};
+  if (more) {
+    if (!history.next) {
+      return;
+    }
+    query.set("before", history.next);
+  }
+  const asked = (history.asked || 0) + 1;
+  state.history = Object.assign(history, {asked});
+  $("history-more").disabled = true;
+  let list;
+  try {
+    list = await api("/api/submissions?" + query);
+  } finally {
+    $("history-more").disabled = false;
+  }
+  if (state.history.asked !== asked) {
+    return; // a newer request (another filter) has taken over
+  }
+  const body = $("history-table").tBodies[0];
+  const rows = list.submissions.map(historyRow);
+  if (more) {
+    body.append(...rows);
+  } else {
+    state.ticked = [];
+    $("compare-button").disabled = true;
+    body.replaceChildren(...rows);
+  }
+  state.history.next = list.next_before || null;
+  const shown = body.rows.length;
+  $("history-more").hidden = !state.history.next;
+  const filtered = $("history-problem").value || $("history-gpu").value;
+  $("history-count").textContent = shown === 0 ? (filtered ? "No submission matches." : "No submissions yet.")
+    : state.history.next ? "The newest " + shown + " shown." : "All " + shown + " shown.";
+  if (more && rows.length) {
+    rows[0].querySelector("input").focus();
+  }
+}
+
+function historyRow(s) {
+  const result = s.result || {};
+  return el("tr", {"data-id": s.id},
     el("td", {}, el("input", {type: "checkbox", "aria-label": "Compare submission " + s.id.slice(0, 8),
       onchange: (event) => tick(s.id, event.target.checked)})),
     el("td", {}, when(s.created_at)), el("td", {}, s.problem), el("td", {}, s.language), el("td", {}, s.gpu_type),
-    statusCell(s.status), el("td", {}, fmt(s.avg_runtime_ms)), el("td", {}, fmt(s.avg_gflops)),
+    statusCell(s.status), el("td", {}, fmt(result.geomean_runtime_ms)), el("td", {}, fmt(s.avg_runtime_ms)),
+    el("td", {}, fmt(s.avg_gflops)),
     el("td", {}, el("button", {type: "button", class: "link", onclick: () => follow(s.id),
-      "aria-label": "Open submission " + s.id.slice(0, 8)}, "Open")))));
+      "aria-label": "Open submission " + s.id.slice(0, 8)}, "Open")));
 }
 
 function tick(id, on) {
@@ -868,8 +989,8 @@ async function compare() {
     const interval = medianInterval(r.runtime_stats && r.runtime_stats.samples);
     return fmt(r.runtime_ms) + (interval ? " [" + fmt(interval[0]) + " – " + fmt(interval[1]) + "]" : "");
   };
-  $("comparison-a").textContent = "A " + a.id.slice(0, 8) + " (ms, 95% interval)";
-  $("comparison-b").textContent = "B " + b.id.slice(0, 8) + " (ms, 95% interval)";
+  $("comparison-a").textContent = "A " + a.id.slice(0, 8) + " (ms: median [95% interval])";
+  $("comparison-b").textContent = "B " + b.id.slice(0, 8) + " (ms: median [95% interval])";
   const ids = [...new Set([...ta.keys(), ...tb.keys()])];
   $("comparison-table").tBodies[0].replaceChildren(...ids.map((id) => {
     const ra = ta.get(id);
@@ -895,6 +1016,7 @@ async function loadBoard() {
   fillFilter($("boards-dtype"), (problem ? problem.dtypes : ["float32"]).map((d) => [d, d]), false);
   const query = new URLSearchParams({gpu_type: $("boards-gpu").value, dtype: $("boards-dtype").value});
   const board = await api("/api/leaderboards/" + encodeURIComponent($("boards-problem").value) + "?" + query);
+  $("board-entry").hidden = true;
   const body = $("boards-table").tBodies[0];
   if (!board.entries.length) {
     body.replaceChildren(el("tr", {}, el("td", {colspan: "7"}, "No accepted results yet.")));
@@ -905,8 +1027,182 @@ async function loadBoard() {
     el("td", {}, e.user_id), el("td", {}, fmt(e.geomean_runtime_ms)),
     el("td", {}, fmt(e.interval_ms.low) + " – " + fmt(e.interval_ms.high)),
     el("td", {}, e.speedup ? fmt(e.speedup, 3) + "×" : "–"), el("td", {}, when(e.created_at)),
-    el("td", {}, el("button", {type: "button", class: "link", onclick: () => follow(e.submission_id),
+    el("td", {}, el("button", {type: "button", class: "link", onclick: () => openEntry(board, e),
       "aria-label": "Open submission " + e.submission_id.slice(0, 8)}, "Open")))));
+}
+
+// One's own entry (or any, for an admin) opens as the submission it is. Another person's code is theirs (the API
+// shows it to its author and admins only), so their entry shows what the board knows of it and its problem.
+function openEntry(board, entry) {
+  if (state.me.admin || entry.user_id === state.me.user_id) {
+    follow(entry.submission_id);
+    return;
+  }
+  const problem = state.problems.find((p) => p.slug === board.problem);
+  $("board-entry-title").textContent = "Entry of " + entry.user_id + ", ranked " + entry.rank + (entry.tie ? "=" : "");
+  const facts = $("board-entry-facts");
+  facts.replaceChildren();
+  const add = (k, v) => facts.append(el("dt", {}, k), el("dd", {}, v));
+  add("Problem", problem ? problem.title + " (" + problem.slug + ")" : board.problem);
+  add("GPU type, data type", board.gpu_type + ", " + board.dtype);
+  add("Geomean runtime", fmt(entry.geomean_runtime_ms) + " ms (the geometric mean over its " + entry.tests
+    + " tests of each test's median; what the board ranks by)");
+  add("95% interval of the geomean", fmt(entry.interval_ms.low) + " – " + fmt(entry.interval_ms.high) + " ms");
+  add("Speedup over the reference", entry.speedup ? fmt(entry.speedup, 3) + "× (geomean over the tests)" : "–");
+  add("Submitted", when(entry.created_at));
+  add("Submission", entry.submission_id);
+  $("board-entry-code").textContent = "Its code is " + entry.user_id + "'s: only its author and the admins can "
+    + "read it.";
+  $("board-entry-problem").textContent = problem ? problem.description : "";
+  $("board-entry-start").dataset.slug = board.problem;
+  const box = $("board-entry");
+  box.hidden = false;
+  box.scrollIntoView({behavior: "smooth", block: "nearest"});
+  announce("The entry of " + entry.user_id + ": " + fmt(entry.geomean_runtime_ms) + " ms geomean.");
+}
+
+// ---- the problem browser
+
+// The catalog searched by the server (GET /api/problems?q=&level=&tag=); a problem's details come from
+// GET /api/problems/{slug}: its solution() per language and dtype and a starter that compiles.
+async function loadProblems() {
+  const all = state.problems;
+  const levels = [...new Set(all.map((p) => p.level).filter((l) => l !== undefined && l !== null))]
+    .sort((a, b) => a - b);
+  fillFilter($("problems-level"), levels.map((l) => [String(l), "level " + l]), true);
+  const tags = [...new Set(all.flatMap((p) => Array.isArray(p.tags) ? p.tags : []))].sort();
+  fillFilter($("problems-tag"), tags.map((t) => [t, t]), true);
+  const query = new URLSearchParams();
+  const text = $("problems-search").value.trim();
+  if (text) {
+    query.set("q", text);
+  }
+  if ($("problems-level").value) {
+    query.set("level", $("problems-level").value);
+  }
+  if ($("problems-tag").value) {
+    query.set("tag", $("problems-tag").value);
+  }
+  const asked = (state.problemsAsked || 0) + 1;
+  state.problemsAsked = asked;
+  const list = await api("/api/problems" + (query.toString() ? "?" + query : ""));
+  if (state.problemsAsked !== asked) {
+    return; // typed on: a newer search has taken over
+  }
+  const problems = list.problems;
+  $("problems-count").textContent = problems.length === all.length && !query.toString()
+    ? "All " + problems.length + " problems." : problems.length + " of " + all.length + " problems match.";
+  $("problems-table").tBodies[0].replaceChildren(...problems.map((p) => el("tr", {"data-slug": p.slug},
+    el("td", {}, el("strong", {}, p.title), " ", el("code", {}, p.slug)),
+    el("td", {}, p.level !== undefined && p.level !== null ? String(p.level) : "–"),
+    el("td", {}, (p.tags || []).join(", ")), el("td", {}, (p.dtypes || []).join(", ")),
+    el("td", {}, p.attribution ? [p.attribution.source, p.attribution.license].filter(Boolean).join(", ") : "–"),
+    el("td", {}, el("button", {type: "button", class: "link", onclick: () => showProblem(p.slug),
+      "aria-label": "Details of " + p.slug}, "Details")))));
+  if (!problems.length) {
+    $("problems-table").tBodies[0].replaceChildren(el("tr", {}, el("td", {colspan: "6"}, "No problem matches.")));
+  }
+}
+
+async function showProblem(slug) {
+  const detail = await api("/api/problems/" + encodeURIComponent(slug));
+  state.problemDetail = detail;
+  $("problem-detail-title").textContent = detail.title + " (" + detail.slug + ")";
+  $("problem-detail-description").textContent = detail.description;
+  const facts = $("problem-detail-facts");
+  facts.replaceChildren();
+  const add = (k, v) => facts.append(el("dt", {}, k), el("dd", {}, v));
+  add("Level", detail.level !== undefined && detail.level !== null ? String(detail.level) : "–");
+  add("Tags", (detail.tags || []).join(", ") || "–");
+  add("Data types", (detail.dtypes || []).join(", "));
+  if (detail.attribution) {
+    add("Source", [detail.attribution.source, detail.attribution.license && "licence: " + detail.attribution.license]
+      .filter(Boolean).join("; "));
+  }
+  // Baselines (PyTorch eager, torch.compile) are shown when the service has measured them; none are made up.
+  add("Baselines", detail.baselines ? flatten(detail.baselines).map(([k, v]) => k + ": " + fmt(v)).join("; ")
+    : "not measured yet");
+  const languages = Object.keys(detail.signatures || {});
+  fillFilter($("problem-detail-language"), languages.map((l) => [l, l === "hip" ? "HIP" : l.toUpperCase()]), false);
+  if (languages.includes($("language").value) && !$("problem-detail-language").dataset.chosen) {
+    $("problem-detail-language").value = $("language").value;
+  }
+  detailSignature();
+  $("problem-detail").hidden = false;
+  $("problem-detail").scrollIntoView({behavior: "smooth", block: "nearest"});
+}
+
+function detailSignature() {
+  const detail = state.problemDetail;
+  if (!detail) {
+    return;
+  }
+  const byDtype = (detail.signatures || {})[$("problem-detail-language").value] || {};
+  fillFilter($("problem-detail-dtype"), Object.keys(byDtype).map((d) => [d, d]), false);
+  const signature = byDtype[$("problem-detail-dtype").value] || {};
+  $("problem-detail-kernel").textContent = (signature.kernel || "") + ";";
+  $("problem-detail-host").textContent = (signature.host || "") + ";";
+  $("problem-detail-launch").textContent = detail.launch_note ? "How it is launched: " + detail.launch_note + "."
+    : "";
+  $("problem-detail-includes").textContent = signature.includes && signature.includes.length
+    ? "Headers its types need: " + signature.includes.join(", ") : "";
+  const starterDtype = (detail.dtypes || [])[0];
+  $("problem-detail-start").textContent = "Load the starter into the editor (" + $("problem-detail-language").value
+    .toUpperCase() + ", " + starterDtype + ")";
+}
+
+// The problem's starter (a kernel that compiles and fails every test until written) put in the editor. Code the
+// author had there is kept, to put back.
+function loadStarter() {
+  const detail = state.problemDetail;
+  const language = $("problem-detail-language").value;
+  const code = detail && detail.starter && detail.starter[language];
+  if (typeof code !== "string") {
+    return;
+  }
+  const editor = $("code");
+  if (editor.value.trim() && editor.value !== editor.dataset.template) {
+    state.replacedCode = {problem: $("problem").value, language: $("language").value, dtype: $("dtype").value,
+      code: editor.value};
+    $("code-replaced").hidden = false;
+  } else {
+    $("code-replaced").hidden = true;
+  }
+  $("problem").value = detail.slug;
+  $("language").value = language;
+  problemChanged();
+  $("dtype").value = detail.dtypes[0];
+  $("problem-signature").textContent = signature(currentProblem(), detail.dtypes[0]);
+  editor.value = code;
+  editor.dataset.template = code;
+  saveDraft();
+  showView("submit");
+  editor.focus();
+  $("submit-form").scrollIntoView({behavior: "smooth", block: "start"});
+  announce("The starter of " + detail.title + " is in the editor.");
+}
+
+function restoreCode() {
+  const saved = state.replacedCode;
+  if (!saved) {
+    return;
+  }
+  $("problem").value = saved.problem;
+  $("language").value = saved.language;
+  problemChanged(saved.code);
+  if ([...$("dtype").options].some((o) => o.value === saved.dtype)) {
+    $("dtype").value = saved.dtype;
+  }
+  saveDraft();
+  state.replacedCode = null;
+  $("code-replaced").hidden = true;
+  $("code").focus();
+}
+
+// Starts the problem of another person's entry: its details in the problem browser, with the starter a click away.
+function startProblem(slug) {
+  showView("problems");
+  showProblem(slug).catch((e) => announce("The problem could not be loaded: " + e.message));
 }
 
 async function loadAdmin() {
@@ -925,7 +1221,7 @@ async function loadAdmin() {
 }
 
 function showView(name) {
-  for (const view of ["submit", "history", "boards", "admin"]) {
+  for (const view of ["submit", "problems", "history", "boards", "admin"]) {
     $("view-" + view).hidden = view !== name;
   }
   for (const tab of document.querySelectorAll(".tab")) {
@@ -937,6 +1233,8 @@ function showView(name) {
   }
   if (name === "history") {
     loadHistory().catch((e) => announce("History could not be loaded: " + e.message));
+  } else if (name === "problems") {
+    loadProblems().catch((e) => announce("The problems could not be loaded: " + e.message));
   } else if (name === "boards") {
     loadBoard().catch((e) => announce("The leaderboard could not be loaded: " + e.message));
   } else if (name === "admin") {
@@ -987,6 +1285,8 @@ document.addEventListener("DOMContentLoaded", () => {
     tab.addEventListener("click", () => showView(tab.dataset.view));
   }
   $("history-refresh").addEventListener("click", () => loadHistory());
+  $("history-more").addEventListener("click", () => loadHistory(true)
+    .catch((e) => announce("Older submissions could not be loaded: " + e.message)));
   $("history-problem").addEventListener("change", () => loadHistory());
   $("history-gpu").addEventListener("change", () => loadHistory());
   $("compare-button").addEventListener("click", () => compare().catch((e) => announce("Comparison failed: " + e.message)));
@@ -996,6 +1296,23 @@ document.addEventListener("DOMContentLoaded", () => {
       + e.message)));
   }
   $("admin-refresh").addEventListener("click", () => loadAdmin());
+  let searching = null;
+  $("problems-search").addEventListener("input", () => {
+    clearTimeout(searching);
+    searching = setTimeout(() => loadProblems().catch((e) => announce("The search failed: " + e.message)), 200);
+  });
+  for (const id of ["problems-level", "problems-tag"]) {
+    $(id).addEventListener("change", () => loadProblems().catch((e) => announce("The search failed: " + e.message)));
+  }
+  $("problem-detail-language").addEventListener("change", () => {
+    $("problem-detail-language").dataset.chosen = "1";
+    detailSignature();
+  });
+  $("problem-detail-dtype").addEventListener("change", detailSignature);
+  $("problem-detail-start").addEventListener("click", loadStarter);
+  $("restore-code").addEventListener("click", restoreCode);
+  $("run-code-edit").addEventListener("click", editCopy);
+  $("board-entry-start").addEventListener("click", () => startProblem($("board-entry-start").dataset.slug));
   const token = localStorage.getItem(TOKEN_KEY);
   if (token) {
     signIn(token).catch(() => {

@@ -42,10 +42,14 @@ class WebClientE2ETest {
          TestService service = TestService.start(vertx, withAll(fake.serviceEnv(), Map.of("LOCAL_MAX_CONCURRENT", "3",
              "MAX_ACTIVE_PER_USER", "20", "DISCONNECT_GRACE_SECONDS", "5")))) {
       String user = service.userToken("kim");
+      // Another user with a board entry of their own, and one whose history is longer than a page.
+      String other = service.userToken("lee");
+      String pager = service.userToken("pat");
       Path shots = Path.of("target/e2e-screenshots").toAbsolutePath();
       int code = run(List.of(node, E2E.resolve("e2e.mjs").toString()), Map.of(
           "BASE_URL", "http://127.0.0.1:" + service.port(), "USER_TOKEN", user,
-          "ADMIN_TOKEN", TestService.ADMIN_TOKEN, "CHROMIUM", chromium, "SHOTS", shots.toString()), 300);
+          "ADMIN_TOKEN", TestService.ADMIN_TOKEN, "OTHER_TOKEN", other, "PAGER_TOKEN", pager,
+          "CHROMIUM", chromium, "SHOTS", shots.toString()), 300);
       assertEquals(0, code, "browser scenarios (output above)");
       assertTrue(Files.exists(shots.resolve("benchmarked.png")));
     }
