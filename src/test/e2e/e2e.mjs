@@ -557,13 +557,14 @@ await scenario("problem-browser-loads-the-starter", async (page) => {
   assert.ok(expected.includes("sigmoid"));
   const sigmoidRow = rows.filter({ has: page.locator("code", { hasText: /^sigmoid$/ }) });
   assert.match(await sigmoidRow.textContent(), /Sigmoid sigmoid1element-wise, activationfloat32KernelBench level 1, 21_Sigmoid\.py, MIT/);
-  // Its details: level, tags, source, the two forms of solution(), how it is launched, and no made-up baseline.
+  // Its details: level, tags, source, the two forms of solution(), how it is launched, and the measured baselines.
   await sigmoidRow.getByRole("button", { name: "Details of sigmoid" }).click();
   await page.locator("#problem-detail-title").filter({ hasText: "Sigmoid (sigmoid)" }).waitFor({ timeout: WAIT });
   const facts = await page.locator("#problem-detail-facts").textContent();
   assert.match(facts, /Level1Tagselement-wise, activation/);
   assert.match(facts, /KernelBench level 1, 21_Sigmoid\.py; licence: MIT/);
-  assert.match(facts, /Baselinesnot measured yet/);
+  // The H100's, shipped in conf/baselines and loaded at the start.
+  assert.match(facts, /BaselinesH100 float32, 8192 x 8192 \(median\): eager 0\.\d{4} ms, torch\.compile 0\.\d{4} ms/);
   assert.equal(await page.locator("#problem-detail-kernel").textContent(),
     "__global__ void solution(const float* input, float* output, size_t M, size_t N);");
   assert.equal(await page.locator("#problem-detail-host").textContent(),

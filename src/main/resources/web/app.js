@@ -799,6 +799,10 @@ function benchmarked(run, frame) {
   add("Geomean runtime", frame.geomean_runtime_ms ? fmt(frame.geomean_runtime_ms) + " ms (of the tests' medians; "
     + "what the boards rank by)" : null);
   add("Mean runtime", frame.avg_runtime_ms ? fmt(frame.avg_runtime_ms) + " ms (of the tests' medians)" : null);
+  const over = Object.entries(frame.baseline_speedups || {}).filter(([, x]) => typeof x === "number")
+    .map(([method, x]) => x.toFixed(2) + "× PyTorch " + (method === "torch_compile" ? "torch.compile" : method));
+  add("Over the baselines", over.length ? over.join(", ") + " (geomean over the tests, this GPU type's baselines)"
+    : null);
   const verification = frame.verification || {};
   const timing = verification.timing || {};
   add("Checked by", verification.judge === "passed"
@@ -1104,6 +1108,24 @@ async function loadProblems() {
   }
 }
 
+/** Per GPU type and dtype, each method's median on the largest test (the last the baselines list). */
+function baselineText(baselines) {
+  const groups = new Map();
+  for (const b of baselines) {
+    const key = b.gpu_type + " " + b.dtype;
+    const tests = Object.keys(b.tests || {});
+    const last = tests[tests.length - 1];
+    if (!last) {
+      continue;
+    }
+    const name = b.method === "torch_compile" ? "torch.compile" : b.method;
+    const group = groups.get(key) || {test: last, parts: []};
+    group.parts.push(name + " " + Number(b.tests[last].median).toFixed(4) + " ms");
+    groups.set(key, group);
+  }
+  return [...groups].map(([key, g]) => key + ", " + g.test + " (median): " + g.parts.join(", ")).join("; ");
+}
+
 async function showProblem(slug) {
   const detail = await api("/api/problems/" + encodeURIComponent(slug));
   state.problemDetail = detail;
@@ -1119,9 +1141,9 @@ async function showProblem(slug) {
     add("Source", [detail.attribution.source, detail.attribution.license && "licence: " + detail.attribution.license]
       .filter(Boolean).join("; "));
   }
-  // Baselines (PyTorch eager, torch.compile) are shown when the service has measured them; none are made up.
-  add("Baselines", detail.baselines ? flatten(detail.baselines).map(([k, v]) => k + ": " + fmt(v)).join("; ")
-    : "not measured yet");
+  // Baselines (PyTorch eager, torch.compile) as the service measured them on each GPU type; none are made up.
+  const measured = (await api("/api/baselines?problem=" + encodeURIComponent(slug))).baselines || [];
+  add("Baselines", measured.length ? baselineText(measured) : "not measured yet");
   const languages = Object.keys(detail.signatures || {});
   fillFilter($("problem-detail-language"), languages.map((l) => [l, l === "hip" ? "HIP" : l.toUpperCase()]), false);
   if (languages.includes($("language").value) && !$("problem-detail-language").dataset.chosen) {
