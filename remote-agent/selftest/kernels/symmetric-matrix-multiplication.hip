@@ -1,0 +1,10 @@
+#include <hip/hip_runtime.h>
+// A known-correct solution of symmetric-matrix-multiplication (the catalog's check; not shown to users): one thread per output element (2-D launch over N columns and N rows),
+// plain loops, float accumulation.
+__global__ void solution(const float* A, const float* B, float* C, size_t N) {
+  size_t col = blockIdx.x * (size_t)blockDim.x + threadIdx.x, row = blockIdx.y * (size_t)blockDim.y + threadIdx.y;
+  if (row >= N || col >= N) return;
+  float acc = 0.0f;
+  for (size_t k = 0; k < N; ++k) acc += A[row * N + k] * B[k * N + col];
+  C[row * N + col] = acc;
+}
