@@ -15,8 +15,8 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from remote_agent import (catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler, room,
-                          sandbox, stats, verification)
+from remote_agent import (catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
+                          reference_cache, room, sandbox, stats, verification)
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
 
@@ -199,25 +199,28 @@ def solution_preexec(job_room, work, nice=0):
 
 
 def start_pair(job_room, work, served, env, tool=None, output=None):
-    """The judge and its serving worker (``served``), each started into the room on its own: the judge at home in
-    the judge's folder; the worker as a solution's process, or, under ``tool`` (the profiler), the profiler writing
-    its reports' folder and passing ``output`` (its figures' pipe) on."""
-    judge = verification.start(JUDGE_ARGV, dict(env, HOME=os.path.join(work, JUDGE_HOME)), work,
-                               job_room.preexec("judge", work, own=[os.path.join(work, JUDGE_HOME)]))
-    if tool is None:
-        worker = verification.start(served, env, work, solution_preexec(job_room, work))
-    else:
+    """The judge and its serving worker (``served``), each started into the room on its own, joined by a channel of
+    their own (verification.Channel): the judge at home in the judge's folder; the worker as a solution's process,
+    or, under ``tool`` (the profiler), the profiler writing its reports' folder and passing ``output`` (its figures'
+    pipe) and the channel on."""
+    def judge(end):
+        return verification.start(JUDGE_ARGV, dict(env, HOME=os.path.join(work, JUDGE_HOME)), work,
+                                  job_room.preexec("judge", work, own=[os.path.join(work, JUDGE_HOME)]), end=end)
+
+    def worker(end):
+        if tool is None:
+            return verification.start(served, env, work, solution_preexec(job_room, work), end=end)
         # ncu's heavy start yields to the job's work (nice); it keeps a home to write its settings to. With an
         # output (Nsight Compute's), its stdout is the agent's pipe, and the worker under it speaks on its own.
         preexec = job_room.preexec("profiler", work, own=[os.path.join(work, PROFILER), os.path.join(work, HOME)],
                                    nice=10)
         if output is None:
-            worker = verification.start(served, env, work, preexec)
-        else:
-            worker = verification.start(served, output.environment(env), work, preexec,
-                                        pass_fds=(output.protocol_write,), stdout=output.write_fd)
-            output.started(worker)
-    return judge, worker
+            return verification.start(served, env, work, preexec, end=end)
+        started = verification.start(served, output.environment(env), work, preexec,
+                                     pass_fds=(output.protocol_write,), stdout=output.write_fd, end=end)
+        output.started(started)
+        return started
+    return verification.start_both(judge, worker)
 
 
 @dataclass
@@ -251,6 +254,7 @@ class Agent:
         self.prestarted = prestarted
         self.workspace = workspace  # the caller's to close; else made when first needed, and closed by run()
         self.own_workspace = None
+        self.kept_references = None  # benchmark mode: (cache, key, kept times or None): reference_cache_entry
         if workspace is not None:
             self._stamp()
 
@@ -302,6 +306,7 @@ class Agent:
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
         work = self.workspace.work
         report = self.judge = self.solution = None
+        self.kept_references = self.reference_cache_entry(payload, problem, toolchain)
         try:
             self.time_references(payload, work)
             library, symbol = self.compile(payload, problem, toolchain, work)
@@ -409,10 +414,21 @@ class Agent:
         argv, env = worker_command(work)
         return argv + [job_file], env
 
+    def reference_cache_entry(self, payload, problem, toolchain):
+        """Benchmark mode: (cache, key, kept) where kept is (times, age) of the reference's times this worker
+        took lately on this GPU (reference_cache.py), or None where they are to be timed in this job."""
+        if payload.mode != "benchmark":
+            return None
+        cache = reference_cache.ReferenceCache(self.cache_dir, self.cache_secret)
+        key = reference_cache.cache_key(problem, payload.dtype, self._job_basis(payload)["benchmark"],
+                                   [toolchain.kind, toolchain.arch, device.physical_index()])
+        return cache, key, cache.get(key)
+
     def time_references(self, payload, work):
         """Benchmark mode, warm: the prestarted solution process times the reference now (while the solution
-        compiles), before it has the solution's library; the device is held for it (gate.py)."""
-        if payload.mode != "benchmark" or self.prestarted is None:
+        compiles), before it has the solution's library; the device is held for it (gate.py). Not where this
+        worker's kept figures serve."""
+        if payload.mode != "benchmark" or self.prestarted is None or self.kept_references[2] is not None:
             return
         if not self.prestarted.is_ready():
             return  # not yet: it times the reference once it has its job, not holding up the compiler now
@@ -433,7 +449,9 @@ class Agent:
         goes to the judge first. Its first REFERENCES (sent before the solution's library is loaded) are the
         reference's times for good. None when the submission is over (an error was sent)."""
         mode = "check" if payload.mode == "profile" else payload.mode
-        job = dict(self.job, mode=mode, record=payload.mode == "benchmark" and toolchain.kind == "nvcc")
+        kept = self.kept_references[2] if self.kept_references else None
+        job = dict(self.job, mode=mode, record=payload.mode == "benchmark" and toolchain.kind == "nvcc",
+                   time_references=kept is None)
         argv, env = self._worker_argv(work, job)
         device_start = _background(device.info)  # read while the worker starts
         solution = self.solution
@@ -443,13 +461,17 @@ class Agent:
                 child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                          start_new_session=True, preexec_fn=solution_preexec(self.room, work))
-            if payload.mode == "benchmark":
+            if payload.mode == "benchmark" and kept is None:
                 gate.hold()  # it times the reference first
             solution = self.solution = SolutionProcess(child)
         child = solution.child
         references = records = checked = None
-        self.references = {}
-        if payload.mode != "benchmark":
+        self.references, self.reference_timing = {}, None
+        if kept is not None:
+            references = self.references = kept[0]
+            self.reference_timing = {"timed": "kept", "age_seconds": round(kept[1], 1)}
+            self._mark("the reference's times kept from %.0f s ago" % kept[1])
+        if payload.mode != "benchmark" or kept is not None:
             self.judge = JudgeRun(self, payload, work)
         phase, limit = "check", payload.limits["test_seconds"]
         deadline = time.monotonic() + limit
@@ -475,6 +497,10 @@ class Agent:
                 deadline = time.monotonic() + limit
             elif kind == "REFERENCES" and payload.mode == "benchmark" and references is None and self.judge is None:
                 references = self.references = reference_times(message)  # the gate was released as it came
+                self.reference_timing = {"timed": "this job"}
+                if self.kept_references is not None:
+                    cache, key, _ = self.kept_references
+                    cache.put(key, references)
                 self._mark("the reference timed")
                 if solution.waits_for_job:
                     solution.waits_for_job = False
@@ -728,6 +754,7 @@ class Agent:
         summary["unverified"] = timing.get("status") == "unverified"
         summary["needs_review"] = bool(speedups) and max(speedups) > review
         summary["device"] = {"start": report.device_start, "end": device_end, "runtime": summary.pop("runtime", None)}
+        summary["reference_timing"] = self.reference_timing  # in this job, or kept by the worker (reference_cache.py)
         self.out.emit("BENCHMARKED", **summary)
         return True
 

@@ -12,7 +12,7 @@ import types
 import unittest
 from unittest import mock
 
-from remote_agent import agent, events, payload, verification
+from remote_agent import agent, events, payload, reference_cache, verification
 
 KEY = bytes(range(32))
 
@@ -40,6 +40,70 @@ FORGER = textwrap.dedent('''
 ''')
 
 
+# The same worker where the agent has the reference's times already: its job says so, and it goes straight to the
+# check (a REFERENCES it sends anyway, after its library is loaded, is user code speaking).
+KEPT = textwrap.dedent('''
+    import json, sys
+    def send(event, **fields):
+        print(json.dumps(dict(fields, event=event)), flush=True)
+    job = json.load(open(sys.argv[1]))
+    if job.get("time_references") is not False:
+        sys.exit(5)
+    send("PHASE", name="check")
+    send("CHECKING", total_tests=2)
+    send("REFERENCES", tests=[{"test_id": 1, "runtime_ms": 5.0}, {"test_id": 2, "runtime_ms": 20.0}])
+    send("CHECKED", passed_tests=2, total_tests=2)
+    send("RECORDED", records={"1": {"ops": []}, "2": {"ops": []}})
+    send("DONE")
+''')
+
+
+class ReferenceCacheTest(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.mkdtemp()
+        self.now = [1000.0]
+        self.cache = reference_cache.ReferenceCache(self.folder, b"k" * 32, max_age=600, clock=lambda: self.now[0])
+
+    def test_kept_times_come_back_with_their_age_until_they_are_too_old(self):
+        self.cache.put("key", {1: 0.5, 2: 1.5})
+        self.now[0] += 30
+        self.assertEqual(({1: 0.5, 2: 1.5}, 30.0), self.cache.get("key"))
+        self.now[0] += 571
+        self.assertIsNone(self.cache.get("key"), "older than max_age: timed again")
+        self.assertIsNone(self.cache.get("other"))
+
+    def test_an_entry_changed_without_the_secret_is_not_trusted(self):
+        self.cache.put("key", {1: 0.5})
+        path = os.path.join(self.folder, "references", "key.json")
+        with open(path) as f:
+            entry = json.load(f)
+        with open(path, "w") as f:
+            json.dump(dict(entry, body=entry["body"].replace("0.5", "50.0")), f)
+        self.assertIsNone(self.cache.get("key"))
+        self.cache.put("key", {1: 0.5})
+        other = reference_cache.ReferenceCache(self.folder, b"x" * 32, clock=lambda: self.now[0])
+        self.assertIsNone(other.get("key"), "another worker's secret")
+        with open(path, "w") as f:
+            f.write("{not json")
+        self.assertIsNone(self.cache.get("key"))
+
+    def test_without_a_secret_nothing_is_kept(self):
+        cache = reference_cache.ReferenceCache(self.folder, None)
+        cache.put("key", {1: 0.5})
+        self.assertIsNone(cache.get("key"))
+        self.assertFalse(os.path.exists(os.path.join(self.folder, "references")))
+
+    def test_the_key_changes_with_the_problem_dtype_settings_and_gpu(self):
+        problem = agent.catalog.load("leaky-relu")
+        base = reference_cache.cache_key(problem, "float32", {"flush": True}, ["nvcc", "sm_90", 0])
+        self.assertEqual(base, reference_cache.cache_key(problem, "float32", {"flush": True}, ["nvcc", "sm_90", 0]))
+        self.assertNotEqual(base, reference_cache.cache_key(problem, "float16", {"flush": True}, ["nvcc", "sm_90", 0]))
+        self.assertNotEqual(base, reference_cache.cache_key(problem, "float32", {}, ["nvcc", "sm_90", 0]))
+        self.assertNotEqual(base, reference_cache.cache_key(problem, "float32", {"flush": True}, ["nvcc", "sm_90", 1]))
+        self.assertNotEqual(base, reference_cache.cache_key(agent.catalog.load("relu"), "float32", {"flush": True},
+                                                            ["nvcc", "sm_90", 0]))
+
+
 def figure(median, iterations=100):
     return {"median": median, "mean": median, "min": median, "max": median, "cv": 0.0, "iterations": iterations,
             "throttled": 0, "samples": [median] * iterations}
@@ -65,9 +129,25 @@ class ReferenceTest(unittest.TestCase):
         self.assertIn("before it had timed the reference", emitted[0]["message"])
         self.assertIn("no device", emitted[0]["details"])
 
-    def run_worker(self, script_text):
+    def test_times_the_worker_kept_are_used_and_the_job_times_no_reference(self):
+        cache = reference_cache.ReferenceCache(tempfile.mkdtemp(), b"s" * 32)
+        cache.put("k", {1: 0.05, 2: 0.2})
+        report, emitted = self.run_worker(KEPT, kept=(cache, "k", cache.get("k")))
+        self.assertIsNotNone(report)
+        self.assertEqual(["CHECKING", "CHECKED"], [e["type"] for e in emitted])
+        self.assertEqual({1: 0.05, 2: 0.2}, self.runner.references, "the kept times; its REFERENCES count for nothing")
+        self.assertEqual("kept", self.runner.reference_timing["timed"])
+
+    def test_times_taken_in_a_job_are_kept_for_the_next(self):
+        cache = reference_cache.ReferenceCache(tempfile.mkdtemp(), b"s" * 32)
+        report, _ = self.run_worker(FORGER, kept=(cache, "k", None))
+        self.assertIsNotNone(report)
+        self.assertEqual({"timed": "this job"}, self.runner.reference_timing)
+        self.assertEqual({1: 0.05, 2: 0.2}, cache.get("k")[0], "the first REFERENCES, not the forged ones")
+
+    def run_worker(self, script_text, kept=None):
         """The agent's execute() in benchmark mode over a fake worker (``script_text``, started into the job's room
-        as the solution's process is): (its report, the events)."""
+        as the solution's process is): (its report, the events). ``kept``: the agent's reference_cache_entry."""
         workspace = agent.Workspace.open()
         self.addCleanup(workspace.close)
         script = os.path.join(workspace.work, "worker.py")
@@ -79,6 +159,7 @@ class ReferenceTest(unittest.TestCase):
         runner.began = time.monotonic()
         runner.job = {"library": "x.so", "symbol": "solution", "problem": "leaky-relu", "dtype": "float32"}
         runner.solution = runner.judge = None
+        runner.kept_references = kept
         job = payload.parse(json.dumps({
             "submission_id": "s1", "problem": "leaky-relu", "language": "cuda", "dtype": "float32", "code": "x",
             "mode": "benchmark", "limits": {"compile_seconds": 10, "test_seconds": 20,
