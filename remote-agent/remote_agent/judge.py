@@ -15,9 +15,13 @@ asks for each timed sample's inputs with ``NEXT <id>``; the judge checks the out
 writes a fresh input set into the same buffers and answers ``FRESH <id>``; at ``CALLED <id>`` it checks the last.
 Every output of every timed sample is checked here, against inputs nobody else knew before the sample.
 
-Lines out (to the agent): ``CALL <id> <base64 pickle>`` (the call for the worker: IPC handles and values, and
-``timed``), ``FRESH <id>``, then ``RESULT <json>`` per test ({test_id, name, status, debug_info, samples});
-``DONE`` at the end (``BROKEN <why>`` instead where it cannot judge). Lines in: ``NEXT <id>``, ``CALLED <id>``."""
+The judge and its worker speak over a channel of their own (verification.Channel), the agent not between them.
+To the worker: ``CALL <id> <base64 pickle>`` (the call: IPC handles and values, and ``timed``), ``FRESH <id>``.
+From the worker (user code may write anything there: read a bounded line at a time, never unpickled):
+``NEXT <id>``, ``CALLED <id> <json object>`` (its figures, or why it could not make the call). To the agent
+(stdout): ``CALLED <id> <json>`` (the worker's answer, passed on as the worker's word), ``RESULT <json>`` per test
+({test_id, name, status, debug_info, samples}); ``DONE`` at the end (``BROKEN <why>`` instead where it cannot
+judge)."""
 import base64
 import ctypes
 import hashlib
@@ -28,7 +32,7 @@ import secrets
 import sys
 import time
 
-from remote_agent import gate, worker
+from remote_agent import gate, verification, worker
 
 PR_SET_DUMPABLE = 4
 
@@ -74,6 +78,32 @@ def shared_pool(torch):
     return torch.cuda.MemPool()
 
 
+def tell(to_worker, line):
+    """A line to the worker; False when it is gone (its end of the channel closed)."""
+    try:
+        to_worker.write(line + "\n")
+        to_worker.flush()
+        return True
+    except (BrokenPipeError, OSError, ValueError):
+        return False
+
+
+def answer_of(line, test_id):
+    """A worker's line as the judge takes it: ("NEXT", None), ("CALLED", the message: a JSON object) for
+    ``test_id``, or (None, the line, cut short) for anything else."""
+    words = line.rstrip("\n").split(" ", 2)
+    if words[:2] == ["NEXT", str(test_id)] and len(words) == 2:
+        return "NEXT", None
+    if words[:2] == ["CALLED", str(test_id)]:
+        try:
+            message = json.loads(words[2]) if len(words) == 3 else {}
+        except ValueError:
+            message = None
+        if isinstance(message, dict):
+            return "CALLED", message
+    return None, line[:200]
+
+
 def main():
     try:
         ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # the worker may not read this process's memory
@@ -89,6 +119,7 @@ def main():
     if not line.strip():
         return 0  # not needed after all
     job = json.loads(line)
+    from_worker, to_worker = verification.peer()
     secret = secrets.token_bytes(32)
     harness = worker.Harness(job, torch)
     pool, exported = shared_pool(torch), []
@@ -109,18 +140,17 @@ def main():
                    if kind == "tensor"}
         request = {"test_id": case["test_id"], "tensors": tensors, "timed": bool(job.get("timed")),
                    "spec": call_spec(harness.problem, case, data)}
-        out.write("CALL %d %s\n" % (case["test_id"], base64.b64encode(pickle.dumps(request)).decode("ascii")))
-        out.flush()
+        told = tell(to_worker, "CALL %d %s" % (case["test_id"],
+                                               base64.b64encode(pickle.dumps(request)).decode("ascii")))
         samples, debug = 0, None
         spent = {"waiting": 0.0, "checks": 0.0, "refills": 0.0}  # where a timed call's time goes (the log)
         while True:
             at = time.monotonic()
-            answer = sys.stdin.readline().split()
+            kind, said = answer_of(from_worker.readline(verification.LINE_LIMIT) if told else "", case["test_id"])
             spent["waiting"] += time.monotonic() - at
-            if answer == ["NEXT", str(case["test_id"])] and request["timed"]:
+            if kind == "NEXT" and request["timed"]:
                 at = time.monotonic()
-                if samples:
-                    torch.cuda.synchronize()
+                if samples and not harness.passes(case, data):  # the worker's device work is done by NEXT
                     debug = harness.verify(case, data, sample=samples - 1)
                     if debug:
                         break
@@ -130,15 +160,17 @@ def main():
                 spent["checks"] += checked - at
                 spent["refills"] += time.monotonic() - checked
                 samples += 1
-                out.write("FRESH %d\n" % case["test_id"])
-                out.flush()
+                told = tell(to_worker, "FRESH %d" % case["test_id"])
                 continue
             break
-        if debug is None and answer != ["CALLED", str(case["test_id"])]:
+        if debug is None and kind != "CALLED":
             out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"], "status": "NOT_RUN",
-                                               "debug_info": {"answer": " ".join(answer)[:200]}}) + "\n")
+                                               "debug_info": {"answer": said or "(the worker ended)"}}) + "\n")
             out.flush()
             return 0
+        if debug is None:
+            out.write("CALLED %d %s\n" % (case["test_id"], json.dumps(said)))
+            out.flush()
         torch.cuda.synchronize()
         called = time.monotonic()
         if debug is None:
@@ -158,6 +190,10 @@ def main():
             return 0
     out.write("DONE\n")
     out.flush()
+    try:
+        to_worker.close()  # the worker's serving ends (it then waits for its own stdin to close)
+    except OSError:
+        pass
     # Idle until the agent ends it: its end releases a device context (0.1-0.15 s of driver work), which the agent
     # keeps out of the benchmark that follows a pass by ending this process only once that is over.
     sys.stdin.read()

@@ -1,7 +1,7 @@
 """The agent's side of the judge (``remote_agent/judge.py``): it starts the judge and a fresh worker in ``serve``
-mode (the latter under a profiler when the times are to be cross-checked), passes the judge's calls to the worker
-and the worker's answers back, and reads the judge's verdict. It trusts only the judge's lines: the worker runs
-user code, which may write anything to the worker's output."""
+mode (the latter under a profiler when the times are to be cross-checked), the two joined by a channel of their
+own (``Channel``: the judge's calls to the worker and its answers), and reads the judge's verdict. It trusts only
+the judge's lines: the worker runs user code, which may write anything to the worker's output and channel."""
 import json
 import os
 import queue
@@ -27,11 +27,60 @@ class Outcome:
     calls: dict = field(default_factory=dict)
 
 
-def start(argv, env, cwd, preexec, pass_fds=(), stdout=subprocess.PIPE):
-    """A judge or serving-worker process as a verification talks to it (pipes, a session of its own)."""
+PEER = "KR_PEER_FDS"  # "<read fd>,<write fd>": a judge's or its worker's end of their channel (Channel)
+LINE_LIMIT = 4 << 20  # the longest line either end of a channel reads (a timed call's figures are ~10 KiB)
+
+
+class Channel:
+    """The line channel between a judge and its worker: two pipes, each process holding its reading end of one and
+    its writing end of the other, and nobody else (the agent closes its copies once both are started). Their
+    round trips (a timed call's ~101 a test: ``NEXT``, the judge's check and refill, ``FRESH``) went through the
+    agent before, two threads and a queue each way: about 0.9 ms of a 2.2 ms sample's wait on the H100
+    (docs/evidence/worker-check-h100/run2-worker-bench.txt). The worker's end of it is no more trusted than its
+    output was: the judge reads it as it read the agent's relay, a line at a time, bounded."""
+
+    def __init__(self):
+        to_judge, to_worker = os.pipe(), os.pipe()
+        self.judge = (to_judge[0], to_worker[1])
+        self.worker = (to_worker[0], to_judge[1])
+
+    def close(self):
+        """This process's copies, once both ends are started (or failed to)."""
+        for fd in self.judge + self.worker:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def peer():
+    """In a judge or a worker: (reader, writer) of its end of the channel (text, line-buffered), from ``PEER``."""
+    read_fd, write_fd = (int(fd) for fd in os.environ[PEER].split(","))
+    return os.fdopen(read_fd, "r", encoding="utf-8", errors="replace"), os.fdopen(write_fd, "w", buffering=1)
+
+
+def start(argv, env, cwd, preexec, pass_fds=(), stdout=subprocess.PIPE, end=None):
+    """A judge or serving-worker process as a verification talks to it (pipes, a session of its own); ``end``: its
+    end of a Channel."""
+    if end is not None:
+        env, pass_fds = dict(env, **{PEER: "%d,%d" % end}), tuple(pass_fds) + tuple(end)
     return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=stdout,
                             stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec,
                             pass_fds=pass_fds)
+
+
+def start_both(start_judge, start_worker):
+    """A judge and its worker, each started by its function given its end of a new Channel."""
+    channel = Channel()
+    try:
+        judge = start_judge(channel.judge)
+        try:
+            return judge, start_worker(channel.worker)
+        except BaseException:
+            _kill(judge)
+            raise
+    finally:
+        channel.close()
 
 
 def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_worker=True, on_start=None,
@@ -45,7 +94,7 @@ def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_
     ``await_worker`` a worker that then does not end in time makes the outcome TIMEOUT (a profiler around it writes
     its figures as it ends), else it is killed at once. ``on_start([judge, worker])`` is told the processes; when it
     answers False the run is not needed (BROKEN). With ``linger`` a passed run leaves both processes as they are,
-    idle (the judge waiting for its stdin to close, the worker for its next line), for the caller to end with the
+    idle (each waiting for its stdin to close), for the caller to end with the
     list ``on_start`` was told: each takes 0.1-0.15 s to release its device context, which is then off the path to
     what the caller does next (a benchmark), yet not beside it."""
     log = log or (lambda *parts: print(*parts, file=sys.stderr, flush=True))
@@ -80,8 +129,6 @@ def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_
     try:
         send(judge, json.dumps(job))
         deadline = time.monotonic() + timeout
-        waiting = None
-        worker_gone = False
         results, calls = [], {}
         while outcome is None:
             try:
@@ -90,17 +137,9 @@ def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_
                 outcome = Outcome("TIMEOUT", results)
                 break
             if source == "judge":
-                outcome, waiting = _from_judge(line, judge, worker, results, waiting)
-                if waiting is not None and worker_gone:
-                    send(judge, "GONE")  # asked of a worker that already ended: the judge answers NOT_RUN
-                    waiting = None
-            elif line is None:
-                worker_gone = True
-                if waiting is not None:
-                    send(judge, "GONE")  # the judge answers with NOT_RUN: the worker died before answering
-                    waiting = None
-            else:
-                waiting = _from_worker(line, judge, waiting, log, calls)
+                outcome = _from_judge(line, judge, results, calls)
+            elif line is not None:
+                _from_worker(line, log, calls)
         if outcome.status == "PASSED":
             if not linger:
                 _close(worker.stdin)
@@ -121,55 +160,48 @@ def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_
     return outcome
 
 
-def _from_judge(line, judge, worker, results, waiting):
-    """What a judge line means: (the outcome if it is over, the test the worker is now asked to call)."""
+def _from_judge(line, judge, results, calls):
+    """What a judge line means: the outcome if it is over, else None (a worker's answer to a call, which the judge
+    passes on as ``CALLED <id> <json>``, is kept in ``calls``)."""
     if line is None:
-        return Outcome("BROKEN", results, message="the judge ended early (exit code %s)" % judge.poll()), None
+        return Outcome("BROKEN", results, message="the judge ended early (exit code %s)" % judge.poll())
     kind, _, rest = line.rstrip("\n").partition(" ")
-    if kind == "CALL":
-        send(worker, line.rstrip("\n"))
-        return None, int(rest.split(" ", 1)[0])
-    if kind == "FRESH":
-        send(worker, line.rstrip("\n"))  # a timed sample's inputs are ready
-        return None, waiting
+    if kind == "CALLED":
+        test_id, _, message = rest.partition(" ")
+        try:
+            calls[int(test_id)] = json.loads(message)
+        except ValueError:
+            pass
+        return None
     if kind == "RESULT":
         result = json.loads(rest)
         results.append(result)
         if result["status"] == "FAILED":
-            return Outcome("FAILED", results, failure=result), None
+            return Outcome("FAILED", results, failure=result)
         if result["status"] == "NOT_RUN":
-            return Outcome("NOT_RUN", results, failure=result), None
-        return None, waiting
+            return Outcome("NOT_RUN", results, failure=result)
+        return None
     if kind == "DONE":
-        return Outcome("PASSED", results), None
+        return Outcome("PASSED", results)
     if kind == "BROKEN":
-        return Outcome("BROKEN", results, message=rest), None
-    return None, waiting
+        return Outcome("BROKEN", results, message=rest)
+    return None
 
 
-def _from_worker(line, judge, waiting, log, calls):
-    """A worker line: ``{"event": "NEXT" | "CALLED", "test_id": <the test asked for>}`` is passed on (CALLED once,
-    kept in ``calls``); anything else is logged."""
+def _from_worker(line, log, calls):
+    """A line of the worker's own output: why it failed (an ``ERROR`` or ``RUNTIME_ERROR`` event, kept in
+    ``calls["error"]`` for the caller's log and reasons), or anything else, logged. Its answers to the judge's calls
+    go to the judge alone (Channel)."""
     try:
         message = json.loads(line)
     except ValueError:
         log("worker:", line.rstrip())
-        return waiting
+        return
     if isinstance(message, dict) and message.get("event") in ("ERROR", "RUNTIME_ERROR"):
-        # Why the worker failed (its own words): kept for the caller's log and reasons, never passed on.
         calls["error"] = str(message.get("message"))[:500]
         log("worker:", message.get("event"), calls["error"])
-        return waiting
-    if not isinstance(message, dict) or waiting is None or message.get("test_id") != waiting:
-        return waiting
-    if message.get("event") == "NEXT":
-        send(judge, "NEXT %d" % waiting)
-        return waiting
-    if message.get("event") == "CALLED":
-        calls[waiting] = message
-        send(judge, "CALLED %d" % waiting)
-        return None
-    return waiting
+    else:
+        log("worker:", line.rstrip()[:2000])
 
 
 def send(proc, text):

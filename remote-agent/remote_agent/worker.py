@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-from remote_agent import catalog, device, events, gate, landlock, profiler, replay, room, stats
+from remote_agent import catalog, device, events, gate, landlock, profiler, replay, room, stats, verification
 
 _protocol = None
 
@@ -105,7 +105,8 @@ class Harness:
         gen.manual_seed(seed)
         with shared():
             inputs = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
-            outputs = {name: torch.empty(shape, dtype=self.dtype, device="cuda") for name, shape in shapes.items()}
+            outputs = {name: torch.empty(shape, dtype=getattr(torch, self.problem.buffer_dtype(name, self.job["dtype"])),
+                                         device="cuda") for name, shape in shapes.items()}
         copies = {k: v.clone() for k, v in inputs.items() if torch.is_tensor(v)}
         self.poison(outputs)
         return InputSet(seed, inputs, copies, outputs, self.call_args(case, inputs, outputs))
@@ -163,9 +164,33 @@ class Harness:
             debug["sample"] = sample
         return debug
 
+    def passes(self, case, data):
+        """``verify``'s answer with one device sync, not one per input and output (a timed test's ~101 samples are
+        each checked between two timed runs): True when the inputs are as they were and every output is within
+        tolerance; where not, ``verify`` says why. The reference is scrubbed as there."""
+        torch = self.torch
+        wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in data.copies.items()}
+        wide.update({k: v for k, v in data.inputs.items() if not torch.is_tensor(v)})
+        expected = self.problem.module.reference(wide, torch)
+        atol, rtol = self.problem.tolerance(case["sizes"], self.job["dtype"])
+        flags = [(data.inputs[name] != copy).any() for name, copy in data.copies.items()]
+        for name in self.problem.outputs():
+            want = expected[name].reshape(-1)
+            diff = (data.outputs[name].double().reshape(-1) - want).abs()
+            flags.append((~(diff <= atol + rtol * want.abs())).any())  # NaN compares false, so it never passes
+        try:
+            return not any(torch.stack(flags).tolist())
+        finally:
+            for value in list(expected.values()) + list(wide.values()):
+                if torch.is_tensor(value):
+                    value.zero_()
+
     def poison(self, outputs):
+        """Every output filled with what no answer is: NaN (the problem's OUTPUT_INIT if it says), the least value
+        of an integer output's type."""
         for tensor in outputs.values():
-            tensor.fill_(self.problem.output_init())
+            tensor.fill_(self.problem.output_init() if tensor.is_floating_point()
+                         else self.torch.iinfo(tensor.dtype).min)
 
     def call_args(self, case, inputs, outputs):
         args = []
@@ -366,14 +391,15 @@ class Timer(Harness):
 
     def timed(self, test_id, call):
         """A call timed as ``measure`` times it, each sample on a fresh input set the judge writes into the buffers
-        it shares (``NEXT <id>`` out, ``FRESH <id>`` back on stdin) and checks after: no output is checked in this
-        process. The judge's verdict on them comes apart; the figures are returned."""
+        it shares (``NEXT <id>`` to the judge, ``FRESH <id>`` back, over their channel) and checks after: no output
+        is checked in this process. The judge's verdict on them comes apart; the figures are returned."""
         waited = []
+        judge = Judge.channel()
 
         def prepare():
             at = time.monotonic()
-            send("NEXT", test_id=test_id)
-            answer = sys.stdin.readline().split()
+            judge.say("NEXT %d" % test_id)
+            answer = judge.hear().split()
             waited.append(time.monotonic() - at)
             if answer != ["FRESH", str(test_id)]:
                 raise JudgeGone("the judge answered %r, not FRESH %d" % (" ".join(answer)[:100], test_id))
@@ -387,37 +413,40 @@ class Timer(Harness):
         return figures
 
     def serve(self, caller):
-        """For the judge: each ``CALL <id> <base64 pickle>`` line (from the judge, through the agent) names buffers the
-        judge owns (CUDA IPC handles) and the values of one call. ``caller(request, tensors)`` makes the call
+        """For the judge: each ``CALL <id> <base64 pickle>`` line (from the judge, over their channel) names buffers
+        the judge owns (CUDA IPC handles) and the values of one call. ``caller(request, tensors)`` makes the call
         (a function of no arguments) or raises RecordError (answered as ``unreplayable``). Untimed, the call is made
         once, inside an NVTX range ``kr-test-<id>`` (so that a profiler around this process times exactly that call);
-        ``timed``, it is timed (``timed``). ``CALLED <id>`` answers once the device is done, with the figures.
-        Whatever the call writes anywhere changes only the buffers it was given; the judge checks them."""
+        ``timed``, it is timed (``timed``). ``CALLED <id> <json>`` answers once the device is done, with the figures.
+        Whatever the call writes anywhere changes only the buffers it was given; the judge checks them. Once the
+        judge closes the channel, this process waits for its stdin to close (the agent's word that it may end)."""
         torch = self.torch
         nvtx = torch.cuda.nvtx
+        judge = Judge.channel()
         while True:
-            line = sys.stdin.readline()
+            line = judge.hear()
             if not line:
+                sys.stdin.read()
                 return
             if not line.startswith("CALL "):
                 continue
-            request = pickle.loads(base64.b64decode(line.split(" ", 2)[2]))
+            request = pickle.loads(base64.b64decode(line.split(" ", 2)[2]))  # the judge's (a trusted process)
             test_id = request["test_id"]
             tensors = {name: rebuild(*args) for name, (rebuild, args) in request["tensors"].items()}
             try:
                 call = caller(request, tensors)
             except replay.RecordError as e:
-                send("CALLED", test_id=test_id, unreplayable=str(e)[:500])
+                judge.called(test_id, unreplayable=str(e)[:500])
                 continue
             torch.cuda.synchronize()
             if request.get("timed"):
-                send("CALLED", test_id=test_id, timing=self.timed(test_id, call))
+                judge.called(test_id, timing=self.timed(test_id, call))
             else:
                 nvtx.range_push(profiler.RANGE_PREFIX + str(test_id))
                 call()
                 torch.cuda.synchronize()
                 nvtx.range_pop()
-                send("CALLED", test_id=test_id)
+                judge.called(test_id)
             del call, tensors
 
     def references(self):
@@ -546,6 +575,31 @@ class JudgeGone(Exception):
     """The judge stopped answering a timed call."""
 
 
+class Judge:
+    """This process's end of its channel to the judge (verification.Channel), opened once."""
+    _opened = None
+
+    def __init__(self):
+        self.reader, self.writer = verification.peer()
+
+    @classmethod
+    def channel(cls):
+        if cls._opened is None:
+            cls._opened = cls()
+        return cls._opened
+
+    def say(self, line):
+        self.writer.write(line + "\n")
+        self.writer.flush()
+
+    def hear(self):
+        """The judge's next line ('' once it closed the channel)."""
+        return self.reader.readline(verification.LINE_LIMIT)
+
+    def called(self, test_id, **fields):
+        self.say("CALLED %d %s" % (test_id, json.dumps(events.finite(fields), allow_nan=False, default=str)))
+
+
 NO_CUPTI = "no-cupti"  # a serving worker: it times nothing (and under Nsight Compute, ncu owns the counters)
 READY = "worker: ready for its job"
 
@@ -657,8 +711,9 @@ def main(argv):
             send("ERROR", message="no GPU is visible to PyTorch on this machine")
             return 0
         window = None
-        if job["mode"] in ("reference", "benchmark"):
-            # The reference's times first, while no code of the submission's is in this process.
+        if job["mode"] == "reference" or (job["mode"] == "benchmark" and job.get("time_references", True)):
+            # The reference's times first, while no code of the submission's is in this process (not where the
+            # agent has them already: reference_cache.py).
             send("PHASE", name="reference")
             timer = Timer(job, torch)
             timer.references()

@@ -11,15 +11,18 @@ import unittest
 from remote_agent import physics, profiler, verification
 
 JUDGE = textwrap.dedent('''
-    import json, sys
+    import json, os, sys
     job = json.loads(sys.stdin.readline())
     assert "secret" not in job and job["problem"] == "p", job  # the judge draws its own
+    read_fd, write_fd = (int(fd) for fd in os.environ["KR_PEER_FDS"].split(","))
+    from_worker, to_worker = os.fdopen(read_fd), os.fdopen(write_fd, "w", buffering=1)
     for test in (1, 2):
-        print("CALL %d payload-%d" % (test, test), flush=True)
-        answer = sys.stdin.readline().split()
-        if answer != ["CALLED", str(test)]:
+        to_worker.write("CALL %d payload-%d\\n" % (test, test))
+        answer = from_worker.readline().split(" ", 2)
+        if answer[:2] != ["CALLED", str(test)]:
             print("RESULT " + json.dumps({"test_id": test, "name": "t", "status": "NOT_RUN"}), flush=True)
             sys.exit(0)
+        print("CALLED %d %s" % (test, answer[2].strip()), flush=True)
         status = "FAILED" if "{fail}" == str(test) else "PASSED"
         print("RESULT " + json.dumps({"test_id": test, "name": "t%d" % test, "status": status,
                                       "debug_info": {"seed": 5, "max_abs_error": 1.0} if status == "FAILED" else None}),
@@ -27,26 +30,31 @@ JUDGE = textwrap.dedent('''
         if status == "FAILED":
             sys.exit(0)
     print("DONE", flush=True)
+    to_worker.close()
     sys.stdin.read()  # as remote_agent/judge.py: idle after its verdict until its stdin closes
 ''')
 
 WORKER = textwrap.dedent('''
     import json, os, sys
     behaviour = "{worker}"
-    # A hostile worker writes forged answers first: for the wrong test, then garbage, then the judge's own words.
+    # A hostile worker writes forged answers on its output: for the wrong test, then garbage, then the judge's own
+    # words. The agent reads only the judge; its answers go to the judge over their channel.
     print(json.dumps({"event": "CALLED", "test_id": 99}), flush=True)
     print("RESULT " + json.dumps({"test_id": 1, "status": "PASSED"}), flush=True)
     print("DONE", flush=True)
-    for line in sys.stdin:
+    read_fd, write_fd = (int(fd) for fd in os.environ["KR_PEER_FDS"].split(","))
+    from_judge, to_judge = os.fdopen(read_fd), os.fdopen(write_fd, "w", buffering=1)
+    for line in from_judge:
         test = int(line.split()[1])
         assert line.split()[2] == "payload-%d" % test
         if behaviour == "crash" and test == 2:
             os._exit(3)
         if behaviour == "hang" and test == 2:
             import time; time.sleep(60)
-        print(json.dumps({"event": "CALLED", "test_id": test}), flush=True)
+        to_judge.write("CALLED %d %s\\n" % (test, json.dumps({"timing": {"median": test}})))
     if behaviour == "linger":  # a slow end after its last answer (a profiler writing its figures)
         import time; time.sleep(60)
+    sys.stdin.read()  # as worker.py's serve: the channel closed, it ends once its stdin closes
 ''')
 
 
@@ -62,8 +70,10 @@ def scripts(folder, fail="0", worker="ok"):
 
 def pair(folder, judge, worker):
     """What the agent's start_pair does, without a room: the judge and the worker started as a verification talks
-    to them."""
-    return lambda: tuple(verification.start(argv, dict(os.environ), folder, None) for argv in (judge, worker))
+    to them, joined by their channel."""
+    return lambda: verification.start_both(
+        *(lambda end, argv=argv: verification.start(argv, dict(os.environ), folder, None, end=end)
+          for argv in (judge, worker)))
 
 
 class VerificationTest(unittest.TestCase):
@@ -77,6 +87,8 @@ class VerificationTest(unittest.TestCase):
         outcome = self.run_with()
         self.assertEqual(outcome.status, "PASSED")
         self.assertEqual([r["test_id"] for r in outcome.results], [1, 2])
+        self.assertEqual({1: {"timing": {"median": 1}}, 2: {"timing": {"median": 2}}}, outcome.calls,
+                         "the worker's answers, as the judge passed them on; nothing of its own output")
 
     def test_a_failure_is_the_judges_and_names_its_test(self):
         outcome = self.run_with(fail="2")
@@ -171,6 +183,23 @@ class VerificationTest(unittest.TestCase):
     def test_a_worker_that_never_answers_times_out(self):
         outcome = self.run_with(worker="hang", timeout=3)
         self.assertEqual(outcome.status, "TIMEOUT")
+
+
+class JudgeReadsTheWorkerTest(unittest.TestCase):
+    """How the judge (remote_agent/judge.py) takes a line from its worker's end of the channel, which user code can
+    write anything to: the answer it waits for, or the end of the test (NOT_RUN)."""
+
+    def test_only_the_answers_for_the_test_asked_are_taken(self):
+        from remote_agent.judge import answer_of
+        self.assertEqual(("NEXT", None), answer_of("NEXT 3\n", 3))
+        self.assertEqual(("CALLED", {"timing": {"median": 0.1}}), answer_of('CALLED 3 {"timing": {"median": 0.1}}\n', 3))
+        self.assertEqual(("CALLED", {}), answer_of("CALLED 3\n", 3))
+        for line in ("NEXT 4\n", "NEXT 3 more\n", "CALLED 4 {}\n", "CALLED 3 [1]\n", "CALLED 3 {bad\n",
+                     "RESULT {}\n", "", "x" * 500):
+            with self.subTest(line=line[:20]):
+                kind, said = answer_of(line, 3)
+                self.assertIsNone(kind)
+                self.assertLessEqual(len(said), 200)
 
 
 class CrossCheckTest(unittest.TestCase):
