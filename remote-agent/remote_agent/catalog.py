@@ -10,7 +10,10 @@ import os
 import re
 
 PROBLEMS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "problems")
-C_TYPES = {"float": "float", "int": "int", "size_t": "size_t"}
+C_TYPES = {"float": "float", "int": "int", "size_t": "size_t", "long long": "long long"}
+# Buffers of a fixed integer type (an index output, class labels), as PyTorch names them; a "float" buffer is in the
+# job's dtype.
+INTEGER_BUFFERS = {"long long": "int64"}
 SIZE_TYPES = ("int", "size_t")
 EXPRESSION = re.compile(r"^[A-Za-z0-9_ +*/()-]+$")
 DTYPE_SIZES = {"float32": 4, "float16": 2, "bfloat16": 2}
@@ -51,6 +54,11 @@ class Problem:
     def outputs(self):
         return [p["name"] for p in self.parameters if p["pointer"] and not p["const"]]
 
+    def buffer_dtype(self, name, dtype):
+        """The PyTorch dtype name of buffer ``name`` in a job of ``dtype``: the job's, or its fixed integer type."""
+        kind = next(p["type"] for p in self.parameters if p["name"] == name)
+        return INTEGER_BUFFERS.get(kind, dtype)
+
     def size_names(self):
         return [p["name"] for p in self.parameters if not p["pointer"] and p["type"] in SIZE_TYPES]
 
@@ -83,6 +91,8 @@ def _check(slug, meta, module):
     for p in meta.get("parameters", []):
         if p.get("type") not in C_TYPES:
             problems.append("parameter " + str(p.get("name")) + " has unknown type " + str(p.get("type")))
+        elif p.get("type") in INTEGER_BUFFERS and not p.get("pointer"):
+            problems.append("parameter " + str(p.get("name")) + ": " + p["type"] + " is for buffers only")
     names = {p["name"] for p in meta.get("parameters", [])}
     launch = meta.get("launch", {})
     if not (set(launch) <= {"elements", "x", "y", "block"}) or not ("elements" in launch or "x" in launch):
