@@ -1,5 +1,6 @@
 """``python3 -m remote_agent --payload FILE`` (``-``: the payload comes on stdin), or
-``python3 -m remote_agent worker ...`` (see gpu_worker.py)."""
+``python3 -m remote_agent worker ...`` (see gpu_worker.py), or ``python3 -m remote_agent problems check [SLUG ...]``
+(the catalog's validator: problem_check.py)."""
 import argparse
 import ctypes
 import json
@@ -60,6 +61,9 @@ def main(argv=None):
     if argv[:1] == ["worker"]:
         from remote_agent import gpu_worker
         return gpu_worker.main(argv[1:])
+    if argv[:2] == ["problems", "check"]:
+        from remote_agent import problem_check
+        return problem_check.main(argv[2:])
     own_session()
     stop_on_signals()
     not_dumpable()

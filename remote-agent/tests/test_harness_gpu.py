@@ -1,0 +1,67 @@
+"""The judge's checks on a GPU (remote_agent/worker.py Harness): ``passes`` (one device sync, a timed sample's check)
+agrees with ``verify`` on right answers, a wrong value, a NaN, a changed input and an unwritten output, for float
+and integer (argmax's int64) outputs. Needs PyTorch and a GPU; skipped elsewhere."""
+import unittest
+
+from remote_agent import catalog
+
+try:
+    import torch
+    GPU = torch.cuda.is_available()
+except ImportError:
+    torch = None
+    GPU = False
+
+
+@unittest.skipUnless(GPU, "needs PyTorch and a GPU")
+class HarnessGpuTest(unittest.TestCase):
+    def cases(self):
+        from remote_agent import worker
+        for slug in ("leaky-relu", "matrix-multiplication", "argmax-over-dim", "softmax"):
+            harness = worker.Harness({"problem": slug, "dtype": "float32"}, torch)
+            for case in harness.problem.cases[1:3]:
+                yield slug, harness, case
+
+    def answered(self, harness, case):
+        """An input set whose outputs hold the reference's answer."""
+        data = harness.input_set(case)
+        wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in data.copies.items()}
+        wide.update({k: v for k, v in data.inputs.items() if not torch.is_tensor(v)})
+        for name, value in harness.problem.module.reference(wide, torch).items():
+            data.outputs[name].copy_(value.to(data.outputs[name].dtype).reshape(data.outputs[name].shape))
+        torch.cuda.synchronize()
+        return data
+
+    def test_passes_and_verify_agree(self):
+        for slug, harness, case in self.cases():
+            output = harness.problem.outputs()[0]
+            with self.subTest(problem=slug, case=case["name"], answer="unwritten"):
+                data = harness.input_set(case)
+                self.assertFalse(harness.passes(case, data))
+                self.assertIsNotNone(harness.verify(case, data))
+            with self.subTest(problem=slug, case=case["name"], answer="right"):
+                data = self.answered(harness, case)
+                self.assertTrue(harness.passes(case, data))
+                self.assertIsNone(harness.verify(case, data))
+            with self.subTest(problem=slug, case=case["name"], answer="one value off"):
+                data = self.answered(harness, case)
+                flat = data.outputs[output].view(-1)
+                flat[flat.numel() // 2] += 1 if not flat.is_floating_point() else 0.5 + flat[flat.numel() // 2].abs()
+                self.assertFalse(harness.passes(case, data))
+                self.assertEqual(1, harness.verify(case, data)["mismatches"])
+            if data.outputs[output].is_floating_point():
+                with self.subTest(problem=slug, case=case["name"], answer="a NaN"):
+                    data = self.answered(harness, case)
+                    data.outputs[output].view(-1)[0] = float("nan")
+                    self.assertFalse(harness.passes(case, data))
+                    self.assertIsNotNone(harness.verify(case, data))
+            with self.subTest(problem=slug, case=case["name"], answer="an input changed"):
+                data = self.answered(harness, case)
+                name = next(iter(data.copies))
+                data.inputs[name].view(-1)[0] += 1
+                self.assertFalse(harness.passes(case, data))
+                self.assertEqual(name, harness.verify(case, data)["modified_input"])
+
+
+if __name__ == "__main__":
+    unittest.main()
