@@ -186,6 +186,7 @@ def attacks(slug, torch):
 
 def _attacks(slug, torch):
     problem = catalog.load(slug)
+    neighbours, refused = {}, {}
     if "float32" not in problem.dtypes:
         return []
     findings = []
@@ -218,8 +219,16 @@ def _attacks(slug, torch):
                     other = problem.module.reference(_wide(_inputs(problem, smaller, torch, seed), torch), torch)
                 except (RuntimeError, ValueError):
                     continue  # no such problem at that size (a size that must divide another)
-                expect("%s - 1 fails" % size, False, {o: _fit(other[o], want[o], torch) for o in problem.outputs()})
+                count = mismatches(problem, case, {o: _fit(other[o], want[o], torch) for o in problem.outputs()}, want)
+                neighbours.setdefault(size, []).append("%s: %d" % (case["name"], count))
+                refused.setdefault(size, False)
+                refused[size] |= count > 0
         del inputs, want
+    # An answer for a size one smaller can be right for one case (the maximum over 65537 values is most often the
+    # maximum over the first 65536): the problem must refuse it in some case, as a kernel looping one short fails.
+    for size, cases in sorted(neighbours.items()):
+        findings.append(Finding(slug, "%s - 1 fails" % size, refused[size], None,
+                                "values outside the tolerance per case: " + ", ".join(cases)))
     return findings
 
 

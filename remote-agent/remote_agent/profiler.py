@@ -148,10 +148,12 @@ def read_verify_text(text):
 
 # A claimed time this share of the profiler's or more is within noise; both shares are relative to the figure, no
 # fixed microseconds that would dominate at 2 us. At >= SMALL_MS the replay's medians were within 1% of Nsight
-# Compute's for every self-test kernel; below, 0.85-0.98 of it (the events' figure leaves out launch work ncu counts,
-# and ncu's own figure moves 8.7-10.3% between processes at 2.6 us: docs/benchmarks.md, the trusted replay).
+# Compute's for every self-test kernel; below, the events' figure leaves out launch work ncu counts (0.6-0.9 us), and
+# ncu's own figure moves 8.7-10.3% between processes at 2.6 us (docs/benchmarks.md, the trusted replay): honest
+# leaky-relu at 1 x 1 (2.0-2.5 us) was audited at 0.69-0.84 of ncu in the replay's runs, and two of three audits
+# of it came out unverified at the 0.75 this was (docs/evidence/replay-h100/run9-*).
 CROSS_CHECK_SHARE = 0.9
-CROSS_CHECK_SMALL_SHARE = 0.75
+CROSS_CHECK_SMALL_SHARE = 0.6
 SMALL_MS = 0.020
 
 
