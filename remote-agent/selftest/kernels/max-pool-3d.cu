@@ -1,0 +1,23 @@
+// A known-correct solution of max-pool-3d (the catalog's check; not shown to users): one thread per output element,
+// the 3 x 3 x 3 window (positions 2o - 1 + 3k in each dimension) read where it falls inside the volume.
+__global__ void solution(const float* input, float* output, size_t N, size_t C, size_t D, size_t H, size_t W) {
+  size_t dout = (D - 5) / 2 + 1, hout = (H - 5) / 2 + 1, wout = (W - 5) / 2 + 1;
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i >= N * C * dout * hout * wout) return;
+  size_t x = i % wout, y = (i / wout) % hout, z = (i / (wout * hout)) % dout, volume = i / (wout * hout * dout);
+  const float* in = input + volume * D * H * W;
+  float m = -INFINITY;
+  for (int a = 0; a < 3; ++a) {
+    long long p = 2 * (long long)z - 1 + 3 * a;
+    if (p < 0 || p >= (long long)D) continue;
+    for (int b = 0; b < 3; ++b) {
+      long long q = 2 * (long long)y - 1 + 3 * b;
+      if (q < 0 || q >= (long long)H) continue;
+      for (int e = 0; e < 3; ++e) {
+        long long r = 2 * (long long)x - 1 + 3 * e;
+        if (r >= 0 && r < (long long)W) m = fmaxf(m, in[(p * H + q) * W + r]);
+      }
+    }
+  }
+  output[i] = m;
+}
