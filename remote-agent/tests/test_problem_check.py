@@ -49,5 +49,30 @@ class ProblemCheckTest(unittest.TestCase):
         self.assertEqual({"attribution", "known kernels"}, failed, "no notice file, no kernels in that folder")
 
 
+class JudgedTest(unittest.TestCase):
+    """How attack results become findings (problem_check._judged): per case where outputs are large, over the cases
+    where every output is small (a loss), and a neighbouring size always over the cases."""
+
+    def test_an_attack_a_large_case_accepts_fails_the_problem_and_small_cases_do_not_count(self):
+        results = [("float32 passes", True, True, "1 x 1", True, ""), ("float16 fails", False, True, "1 x 1", True, ""),
+                   ("float32 passes", True, True, "big", False, ""), ("float16 fails", False, True, "big", False, ""),
+                   ("zeros fail", False, False, "big", False, "")]
+        failed = [(f.check, f.case) for f in problem_check._judged("p", results) if not f.passed]
+        self.assertEqual([("float16 fails", "big")], failed)
+
+    def test_where_every_output_is_small_an_attack_must_fail_in_some_case(self):
+        once = [("float16 fails", False, True, "a", True, ""), ("float16 fails", False, False, "b", True, "")]
+        never = [("zeros fail", False, True, "a", True, ""), ("zeros fail", False, True, "b", True, "")]
+        strict = [("float32 passes", True, False, "a", True, ""), ("float32 passes", True, True, "b", True, "")]
+        failed = [(f.check, f.case) for f in problem_check._judged("p", once + never + strict) if not f.passed]
+        self.assertEqual([("float32 passes", "a"), ("zeros fail", None)], sorted(failed, key=str))
+
+    def test_a_neighbouring_size_must_fail_in_some_case(self):
+        some = [("N - 1 fails", False, True, "a", False, ""), ("N - 1 fails", False, False, "b", False, "")]
+        self.assertTrue(all(f.passed for f in problem_check._judged("p", some)))
+        none = [("D - 1 fails", False, True, "a", False, ""), ("D - 1 fails", False, True, "b", True, "")]
+        self.assertEqual([False], [f.passed for f in problem_check._judged("p", none)])
+
+
 if __name__ == "__main__":
     unittest.main()
