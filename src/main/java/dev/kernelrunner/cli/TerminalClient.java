@@ -366,6 +366,20 @@ public final class TerminalClient {
     return Exit.OK;
   }
 
+  /** One fast_p table: its shares per GPU type. */
+  private void shares(JsonObject fast) {
+    JsonObject types = fast.getJsonObject("gpu_types", new JsonObject());
+    if (types.isEmpty()) {
+      out.println("  no accepted result yet");
+    }
+    for (String type : types.fieldNames()) {
+      JsonObject f = types.getJsonObject(type);
+      out.printf("  %-10s solved %d of %d   fast_0 %.3f   fast_1 %.3f   fast_2 %.3f%n", type,
+          f.getInteger("solved"), f.getInteger("problems"), f.getDouble("fast_0"), f.getDouble("fast_1"),
+          f.getDouble("fast_2"));
+    }
+  }
+
   /** The caller: quotas, and fast_p per GPU type (KernelBench's: the share of problems solved over 0, 1, 2x). */
   private int me(ApiClient api, Command command) throws CliError {
     String level = command.flag("--level");
@@ -383,17 +397,13 @@ public final class TerminalClient {
       out.println("  " + name + ": " + quota.getValue("used") + " of " + (limit == null ? "no limit" : limit));
     }
     JsonObject fast = me.getJsonObject("fast_p", new JsonObject());
-    JsonObject types = fast.getJsonObject("gpu_types", new JsonObject());
     out.println("fast_p over " + (fast.getValue("level") == null ? "the catalog" : "level " + fast.getValue("level"))
         + " (baseline: " + fast.getString("baseline", "") + ")");
-    if (types.isEmpty()) {
-      out.println("  no accepted result yet");
-    }
-    for (String type : types.fieldNames()) {
-      JsonObject f = types.getJsonObject(type);
-      out.printf("  %-10s solved %d of %d   fast_0 %.3f   fast_1 %.3f   fast_2 %.3f%n", type,
-          f.getInteger("solved"), f.getInteger("problems"), f.getDouble("fast_0"), f.getDouble("fast_1"),
-          f.getDouble("fast_2"));
+    shares(fast);
+    JsonObject stored = fast.getJsonObject("baselines", new JsonObject());
+    for (String method : stored.fieldNames()) {
+      out.println("  over the stored " + method + " baseline:");
+      shares(stored.getJsonObject(method));
     }
     return Exit.OK;
   }

@@ -578,7 +578,7 @@ public class HttpVerticle extends VerticleBase {
     Future.all(usage, best)
         .onSuccess(both -> json(ctx, 200, new JsonObject().put("user_id", user).put("admin", principal(ctx).admin())
             .put("quotas", usage.result().getJsonObject("quotas"))
-            .put("fast_p", FastP.of(best.result().getJsonArray("best"), scope).put("level", level))))
+            .put("fast_p", FastP.all(best.result().getJsonArray("best"), scope).put("level", level))))
         .onFailure(error -> ApiError.fromFailure(ctx, error));
   }
 

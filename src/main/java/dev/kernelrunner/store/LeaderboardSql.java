@@ -50,12 +50,29 @@ final class LeaderboardSql {
        ORDER BY b.geomean_ms, b.created_at, b.id""";
 
   /**
-   * A user's ({@code $4}) best speedup over the reference per GPU type and problem, among accepted results of any
-   * dtype: what fast_p counts.
+   * A user's ({@code $4}) best speedups per GPU type and problem, among accepted results of any dtype: over the
+   * reference timed in the run ({@code speedup}) and over the current stored baselines of the result's GPU type,
+   * problem and dtype ({@code eager}, {@code torch_compile}: as BaselineSpeedup computes them, the geometric mean
+   * over the tests both timed of baseline / result): what fast_p counts.
    */
   static final String BEST_SPEEDUPS = "WITH accepted AS (" + ACCEPTED + """
-      ) SELECT gpu_type, problem, max(speedup) AS speedup FROM accepted WHERE user_id = $4
-         GROUP BY gpu_type, problem ORDER BY gpu_type, problem""";
+      ), over AS (
+        SELECT a.gpu_type, a.problem, a.speedup, bl.method,
+               (SELECT exp(avg(ln(x.m / x.r)))
+                  FROM (SELECT CASE WHEN jsonb_typeof(t->'runtime_ms') = 'number'
+                                    THEN (t->>'runtime_ms')::float8 END AS r,
+                               CASE WHEN jsonb_typeof(bl.tests #> ARRAY[t->>'name', 'median']) = 'number'
+                                    THEN (bl.tests #>> ARRAY[t->>'name', 'median'])::float8 END AS m
+                          FROM jsonb_array_elements(s.result->'test_results') t) x
+                 WHERE x.r > 0 AND x.m > 0) AS baseline_speedup
+          FROM accepted a JOIN submissions s ON s.id = a.id
+          LEFT JOIN baselines bl ON bl.current AND bl.gpu_type = a.gpu_type AND bl.problem = a.problem
+                                AND bl.dtype = a.dtype
+         WHERE a.user_id = $4)
+      SELECT gpu_type, problem, max(speedup) AS speedup,
+             max(baseline_speedup) FILTER (WHERE method = 'eager') AS eager,
+             max(baseline_speedup) FILTER (WHERE method = 'torch_compile') AS torch_compile
+        FROM over GROUP BY gpu_type, problem ORDER BY gpu_type, problem""";
 
   /** Every board that has entries: problem, GPU type, dtype and how many users rank there. */
   static final String BOARDS = "WITH accepted AS (" + ACCEPTED + """

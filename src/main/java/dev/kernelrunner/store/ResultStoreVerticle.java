@@ -128,7 +128,8 @@ public class ResultStoreVerticle extends VerticleBase {
                       .addString(body.getString("user_id"))).map(rows -> {
                 JsonArray best = new JsonArray();
                 rows.forEach(row -> best.add(new JsonObject().put("gpu_type", row.getString("gpu_type"))
-                    .put("problem", row.getString("problem")).put("speedup", row.getDouble("speedup"))));
+                    .put("problem", row.getString("problem")).put("speedup", row.getDouble("speedup"))
+                    .put("eager", row.getDouble("eager")).put("torch_compile", row.getDouble("torch_compile"))));
                 return new JsonObject().put("best", best);
               })),
               consume(Addresses.STORE_BASELINES_LOAD, this::loadBaselines),

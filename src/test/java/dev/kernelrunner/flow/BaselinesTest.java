@@ -44,6 +44,19 @@ class BaselinesTest {
         .put("max", median).put("samples", 101);
   }
 
+  /** The caller's fast_p on the local type over a stored baseline, once the result's verdict is in. */
+  private static JsonObject storedFastP(TestService service, String user, String method) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (true) {
+      JsonObject shares = service.get("/api/me", user).json().getJsonObject("fast_p").getJsonObject("baselines")
+          .getJsonObject(method).getJsonObject("gpu_types").getJsonObject("local");
+      if (shares != null || System.nanoTime() > deadline) {
+        return shares == null ? new JsonObject() : shares;
+      }
+      Thread.sleep(100);
+    }
+  }
+
   @Test
   void baselinesAreStoredVersionedAndGiveEachResultItsSpeedups(Vertx vertx) throws Exception {
     Path dir = Files.createTempDirectory("baselines");
@@ -52,7 +65,7 @@ class BaselinesTest {
     TestService service = TestService.start(vertx, env);
     String user = service.userToken("bea");
     // The fake agent's tests take 0.5 and 1.0 ms: 2x eager's 1.0 and 2.0, 1x torch.compile's 0.5 and 1.0.
-    String id = service.submit(user, "// agent: ok\n// runtime: 0.5");
+    String id = service.submit(user, "// agent: ok\n// runtime: 0.5\n// timing: verified");
     service.awaitFinished(id, Duration.ofSeconds(60));
     JsonObject speedups = service.get("/api/submissions/" + id, user).json().getJsonObject("result")
         .getJsonObject("baseline_speedups");
@@ -62,6 +75,12 @@ class BaselinesTest {
     assertEquals(new JsonObject().put("mean", 2.0).put("std", 0.0).put("min", 2.0).put("max", 2.0)
         .put("num_trials", 101).put("hardware", "Test GPU").put("device", "cuda:0"),
         seed.getJsonObject("level1").getJsonObject("leaky-relu"), "the largest test, KernelBench's fields");
+    // fast_p over the stored baselines: 2x eager (over 1x, not over 2x), 1x torch.compile (not over 1x).
+    JsonObject eagerShares = storedFastP(service, user, "eager");
+    assertEquals(1, eagerShares.getInteger("solved"), eagerShares.encode());
+    assertTrue(eagerShares.getDouble("fast_1") > 0 && eagerShares.getDouble("fast_2") == 0, eagerShares.encode());
+    JsonObject compiledShares = storedFastP(service, user, "torch_compile");
+    assertEquals(0.0, compiledShares.getDouble("fast_1"), compiledShares.encode());
     TestService.Response bad = service.get("/api/baselines/export?gpu_type=local&method=fast", user);
     assertEquals(400, bad.status());
     assertEquals("method", bad.json().getJsonArray("details").getJsonObject(0).getString("field"));
@@ -81,6 +100,8 @@ class BaselinesTest {
       assertTrue(eager.getString("measured_at").startsWith("2026-11-20"), eager.encode());
       assertEquals(8.0, service.get("/api/submissions/" + id, user).json().getJsonObject("result")
           .getJsonObject("baseline_speedups").getDouble("eager"), 1e-9, "against the current baseline");
+      JsonObject shares = storedFastP(service, user, "eager");
+      assertEquals(shares.getDouble("fast_0"), shares.getDouble("fast_2"), "8x the current eager baseline");
       assertEquals(0, service.get("/api/baselines?gpu_type=MI300X", user).json().getJsonArray("baselines").size());
     } finally {
       service.close();

@@ -1,6 +1,7 @@
 package dev.kernelrunner.leaderboard;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -26,5 +27,22 @@ class FastPTest {
     assertEquals(0.25, mi300.getDouble("fast_1"));
     assertEquals(0.0, mi300.getDouble("fast_2"));
     assertEquals(new JsonObject(), FastP.of(new JsonArray(), Set.of("a")).getJsonObject("gpu_types"));
+  }
+
+  @Test
+  void theStoredBaselinesEachGetTheirOwnShares() {
+    JsonArray rows = new JsonArray()
+        .add(best("H100", "a", 3.0).put("eager", 2.5).put("torch_compile", 1.5))
+        .add(best("H100", "b", 3.0).put("eager", 0.9).put("torch_compile", null));
+    JsonObject fast = FastP.all(rows, Set.of("a", "b"));
+    assertEquals(1.0, fast.getJsonObject("gpu_types").getJsonObject("H100").getDouble("fast_2"), "the run's reference");
+    JsonObject eager = fast.getJsonObject("baselines").getJsonObject("eager");
+    assertEquals(new JsonObject().put("problems", 2).put("solved", 2).put("fast_0", 1.0).put("fast_1", 0.5)
+        .put("fast_2", 0.5), eager.getJsonObject("gpu_types").getJsonObject("H100"));
+    JsonObject compiled = fast.getJsonObject("baselines").getJsonObject("torch_compile");
+    assertEquals(new JsonObject().put("problems", 2).put("solved", 2).put("fast_0", 1.0).put("fast_1", 0.5)
+        .put("fast_2", 0.0), compiled.getJsonObject("gpu_types").getJsonObject("H100"),
+        "no stored baseline: correct, never faster");
+    assertTrue(compiled.getString("baseline").startsWith("torch.compile"));
   }
 }
