@@ -1,0 +1,22 @@
+// A known-correct solution of conv-2d-asymmetric-kernel (the catalog's check; not shown to users): one thread per
+// output element, a direct convolution accumulated in float.
+__global__ void solution(const float* input, const float* weight, float* output, size_t B, size_t C_in, size_t C_out,
+                         size_t S) {
+  const size_t OY = S - 4, OX = S - 8;
+  const size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (e >= B * C_out * OY * OX) return;
+  const size_t x = e % OX, y = e / OX % OY, o = e / OX / OY % C_out, b = e / OX / OY / C_out;
+  float acc = 0.0f;
+  for (size_t c = 0; c < C_in; ++c) {
+    const float* src = input + (b * C_in + c) * S * S;
+    const float* filt = weight + (o * C_in + c) * 45;
+    for (int i = 0; i < 5; ++i) {
+      const size_t py = y + i;
+      for (int j = 0; j < 9; ++j) {
+        const size_t px = x + j;
+        acc += src[py * S + px] * filt[i * 9 + j];
+      }
+    }
+  }
+  output[e] = acc;
+}

@@ -1,0 +1,17 @@
+// A known-correct solution of conv-depthwise-2d-asymmetric-kernel (the catalog's check; not shown to users): one
+// thread per output element, a direct convolution accumulated in float.
+__global__ void solution(const float* input, const float* weight, float* output, size_t B, size_t C, size_t S) {
+  const size_t OY = S - 2, OX = S;
+  const size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (e >= B * C * OY * OX) return;
+  const size_t x = e % OX, y = e / OX % OY, c = e / OX / OY % C, b = e / OX / OY / C;
+  float acc = 0.0f;
+  const float* src = input + (b * C + c) * S * S;
+  const float* filt = weight + c * 3;
+  for (int i = 0; i < 3; ++i) {
+    const size_t py = y + i;
+    const size_t px = x;
+    acc += src[py * S + px] * filt[i];
+  }
+  output[e] = acc;
+}
