@@ -663,6 +663,14 @@ def _prepare(cupti=True):
     print(READY, file=sys.stderr, flush=True)
 
 
+def full_float32(torch):
+    """PyTorch's float32 matrix products and convolutions in float32, not TF32 (cuDNN's default for convolutions):
+    the reference is what a solution must match within a float32 tolerance that TF32 fails, so its times (and the
+    baselines) are of float32 work."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def _done():
     """DONE, then the process's end at once. The agent waits for this exit before it publishes, and an orderly end
     (PyTorch, CUPTI, the device's context) took 0.7-0.9 s on the H100; the kernel releases all of it at exit anyway.
@@ -707,6 +715,7 @@ def main(argv):
             path = sys.stdin.readline().strip()
         job = _load(path)
         import torch  # noqa: imported here so the agent itself runs without it
+        full_float32(torch)
         if not torch.cuda.is_available():
             send("ERROR", message="no GPU is visible to PyTorch on this machine")
             return 0

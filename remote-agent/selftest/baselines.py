@@ -60,6 +60,7 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     import torch
     import triton
+    worker.full_float32(torch)  # as the worker times the reference: float32, not TF32
     props = torch.cuda.get_device_properties(0)
     driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                             capture_output=True, text=True).stdout.strip()
