@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import asdict, dataclass
 
 from remote_agent import catalog, compiler, launcher
@@ -313,7 +314,10 @@ def main(argv):
             with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
                 builds = dict(zip(slugs, pool.map(lambda slug: build_known(slug, toolchain, work), slugs)))
             for slug in slugs:
-                findings += attacks(slug, torch) + known_kernels_pass(slug, torch, builds[slug])
+                try:
+                    findings += attacks(slug, torch) + known_kernels_pass(slug, torch, builds[slug])
+                except Exception as e:  # noqa: a problem whose reference or inputs fail is this problem's failure
+                    findings.append(Finding(slug, "runs on the GPU", False, detail=traceback.format_exc()[-1500:]))
                 torch.cuda.empty_cache()
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -6,7 +6,7 @@ outside the volume as 0) / 27.
 From KernelBench level 1, 46_Average_Pooling_3D.py (MIT licence: ../KERNELBENCH-LICENSE)."""
 KERNEL, STRIDE, PADDING = 3, 2, 1
 CASES = [
-    {"name": "1 x 1 x 1 x 1 x 1", "sizes": {"N": 1, "C": 1, "D": 1, "H": 1, "W": 1}},
+    {"name": "1 x 1 x 3 x 3 x 3", "sizes": {"N": 1, "C": 1, "D": 3, "H": 3, "W": 3}},
     {"name": "2 x 3 x 5 x 8 x 13", "sizes": {"N": 2, "C": 3, "D": 5, "H": 8, "W": 13}},
     {"name": "2 x 5 x 17 x 33 x 20", "sizes": {"N": 2, "C": 5, "D": 17, "H": 33, "W": 20}},
     {"name": "3 x 7 x 31 x 64 x 65", "sizes": {"N": 3, "C": 7, "D": 31, "H": 64, "W": 65}},
@@ -16,7 +16,7 @@ CASES = [
 # volume at its faces). float32 (the values added in any order, then divided by 27 or multiplied by 1/27) is off by
 # under 1e-7 and passes; float16 (each input rounded: 1e-4 absolute, averaging to 2e-5; each output rounded: 5e-5)
 # exceeds 1e-6 + 1e-5 relative on more than 90% of the elements in a numpy simulation and fails, and so does
-# all-zeros; the one case whose output has the input's shape (1 x 1 x 1 x 1 x 1) holds input / 27, not a copy.
+# all-zeros. (PyTorch refuses a 1 x 1 x 1 volume for a 3 x 3 x 3 window, padding or not: the smallest case is 3 x 3 x 3.)
 TOLERANCE = {"float32": {"atol": 1e-6, "rtol": 1e-5}}
 
 
