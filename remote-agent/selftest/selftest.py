@@ -461,12 +461,19 @@ def ncu_oracle(medians):
             row = {"problem": slug, "case": case["name"], "kernels_per_call": per_call, "ncu_ms": ncu_ms,
                    "agent_ms": agent_ms, "agent_over_ncu": agent_ms / ncu_ms if ncu_ms else None}
             rows.append(row)
-            if ncu_ms >= 0.020:
+            # ncu's figure counts each kernel's launch work, which the events leave out (0.4-0.6 us a kernel on the
+            # H100): a call of several kernels sits that much more under ncu, whatever its size. Within 3% at
+            # 20 us and over (on a problem's largest case, the measure, 3% alone), else within 1 us a kernel.
+            slack = 0.001 * per_call
+            if ncu_ms >= 0.020 and (c == len(problem.cases) - 1 or per_call == 1):
                 ok = abs(agent_ms / ncu_ms - 1) <= 0.03
                 expected = "within 3%"
+            elif ncu_ms >= 0.020:
+                ok = abs(agent_ms / ncu_ms - 1) <= 0.03 or abs(agent_ms - ncu_ms) <= slack
+                expected = "within 3%% or %d us" % per_call
             else:
-                ok = abs(agent_ms - ncu_ms) <= 0.001
-                expected = "within 1 us"
+                ok = abs(agent_ms - ncu_ms) <= slack
+                expected = "within %d us" % per_call
             checks.append({"check": "agent median against ncu (%s): %s %s" % (expected, slug, case["name"]),
                            "ok": ok, "got": row["agent_over_ncu"], "expected": expected})
     return rows

@@ -28,26 +28,27 @@ def _output_spatial(sizes):
                  for n, k, s, p, o, d in zip(_input_spatial(sizes), KERNEL, STRIDE, PADDING, OUTPUT_PADDING, DILATION))
 
 
-def _taps():
-    """The most kernel taps that reach one output element (here 105): along each dimension, those whose offset
-    tap * dilation is congruent to (output position + padding) modulo the stride."""
+def _taps(sizes):
+    """The most kernel taps that reach one output element (105 for inputs of at least 3 x 5 x 7): along each
+    dimension, those whose offset tap * dilation is congruent to (output position + padding) modulo the stride, and
+    no more than the input has positions there (a 1 x 1 x 1 input reaches each output with one tap)."""
     count = 1
-    for k, s, d in zip(KERNEL, STRIDE, DILATION):
+    for k, s, d, n in zip(KERNEL, STRIDE, DILATION, _input_spatial(sizes)):
         residues = [t * d % s for t in range(k)]
-        count *= max(residues.count(r) for r in residues)
+        count *= min(max(residues.count(r) for r in residues), n)
     return count
 
 
 def tolerance(sizes, dtype):
     # Against the reference in double, inputs and weights from U(-1, 1): an output element sums up to
-    # C_in / GROUPS x _taps() products of about 1/3 (a value of about sqrt(length) / 3), as a matrix product's
+    # C_in / GROUPS x _taps(sizes) products of about 1/3 (a value of about sqrt(length) / 3), as a matrix product's
     # element sums K. The same reasoning as matrix-multiplication's: float32 in any summation order passes (its
     # roundings add up to about 1e-8 length; 1e-7 length covers that, 1e-5 sqrt(length) the products' own);
     # float16 (inputs and weights rounded to 11 bits: about 1.3e-4 sqrt(length) absolute, then the output rounded)
     # exceeds 1e-4 relative + 1e-5 sqrt(length) on most elements and fails, and so would TF32 tensor cores (the
     # same rounding of the inputs; see reference()); all-zeros fails. Outputs reached by fewer taps (borders,
     # strides) only get more room.
-    length = sizes["C_in"] // GROUPS * _taps()
+    length = sizes["C_in"] // GROUPS * _taps(sizes)
     return 1e-5 * length ** 0.5 + 1e-7 * length, 1e-4
 
 

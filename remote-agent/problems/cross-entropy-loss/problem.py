@@ -13,9 +13,11 @@ CASES = [
 ]
 # One value of a few units (scores 3 x N(0, 1): the loss is about log C + 4.5 less the target's score), which the
 # validator's per-case checks of 100 values or more skip; over the problem, float16's rounding of that value (about
-# 5e-4 relative near 8) fails 1e-5, and all-zeros fails (no row's loss is 0 with two classes or more). A float32 kernel
-# summing each row in float and the rows in double stays within 1e-6 relative.
-TOLERANCE = {"float32": {"atol": 1e-8, "rtol": 1e-5}}
+# 5e-4 relative near 8) fails 1e-5, and all-zeros fails (no row's loss is 0 with two classes or more). A row's loss
+# is a difference of values near |score| (up to ~10): in float32 it is off by ~1e-6 absolute however small it is
+# (1 x 2 can be 3.5e-4, where 1e-8 + 1e-5 relative failed the known kernel on the H100: docs/evidence/catalog-h100/);
+# atol 2e-6 allows that, and the rows' mean only shrinks it.
+TOLERANCE = {"float32": {"atol": 2e-6, "rtol": 1e-5}}
 
 
 def make_inputs(sizes, dtype, gen, torch):
