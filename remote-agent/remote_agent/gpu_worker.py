@@ -52,7 +52,7 @@ KILL_GRACE = 0.2  # seconds between TERM and KILL of a cancelled job's processes
 # Agents kept starting ahead of their jobs: each needed ~5-7 s on the H100 (PyTorch, contexts, the profiler's first
 # session, Nsight Compute), longer than a job; with one, back-to-back jobs often waited for it (docs/evidence/worker-h100/run9),
 # with two the judge's processes were often not ready for jobs 3.5-4 s apart (run15).
-SPARES = 3
+SPARES = int(os.environ.get("KR_WORKER_SPARES", "3"))  # agents kept starting ahead of their jobs
 PR_SET_DUMPABLE = 4
 
 
