@@ -411,6 +411,22 @@ await scenario("leaderboard-comparison-and-moderation", async (page) => {
   assert.equal(await page.locator("#run-id").getAttribute("title"), slow);
 });
 
+await scenario("fast-p-on-the-you-page", async (page) => {
+  // The user's accepted leaky-relu results (the scenario before) count on the local type, over each baseline.
+  await signIn(page, userToken);
+  await page.getByRole("button", { name: "You", exact: true }).click();
+  const rows = page.locator("#fastp-table tbody tr");
+  await rows.first().waitFor({ timeout: WAIT });
+  const texts = await rows.allTextContents();
+  assert.ok(texts.some((t) => /PyTorch eager \(timed in each run\)local[1-9]\d* of \d+/.test(t)), texts.join(" | "));
+  assert.ok(texts.some((t) => /torch\.compile \(stored\)local/.test(t)), texts.join(" | "));
+  assert.match(await page.locator("#me-quotas").textContent(), /max active: \d+ of/);
+  await page.locator("#me-level").selectOption("2");
+  await page.locator("#fastp-table tbody").filter({ hasText: "No accepted result yet at this level." })
+    .waitFor({ timeout: WAIT });
+  await page.screenshot({ path: shots + "/you.png", fullPage: true });
+});
+
 await scenario("admin-cancels-any-submission", async (page) => {
   const created = await fetch(base + "/api/submissions", { method: "POST",
     headers: { Authorization: "Bearer " + userToken, "Content-Type": "application/json" },

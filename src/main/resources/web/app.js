@@ -1227,6 +1227,30 @@ function startProblem(slug) {
   showProblem(slug).catch((e) => announce("The problem could not be loaded: " + e.message));
 }
 
+const FAST_P_NAMES = {eager: "PyTorch eager (stored)", torch_compile: "torch.compile (stored)"};
+
+async function loadMe() {
+  const level = $("me-level").value;
+  const me = await api("/api/me" + (level ? "?level=" + encodeURIComponent(level) : ""));
+  $("me-quotas").replaceChildren(...Object.entries(me.quotas || {}).map(([name, q]) => el("li", {},
+    name.replace(/_/g, " ") + ": " + q.used + " of " + (q.limit === null ? "no limit" : q.limit))));
+  const fast = me.fast_p || {};
+  const tables = [["PyTorch eager (timed in each run)", fast.baseline, fast.gpu_types || {}]];
+  for (const [key, table] of Object.entries(fast.baselines || {})) {
+    tables.push([FAST_P_NAMES[key] || key, table.baseline, table.gpu_types || {}]);
+  }
+  const rows = [];
+  for (const [name, about, types] of tables) {
+    for (const [gpu, f] of Object.entries(types)) {
+      rows.push(el("tr", {}, el("td", {title: about || ""}, name), el("td", {}, gpu),
+        el("td", {}, f.solved + " of " + f.problems), ...["fast_0", "fast_1", "fast_2"].map((k) =>
+          el("td", {class: "num"}, (100 * f[k]).toFixed(1) + "%"))));
+    }
+  }
+  $("fastp-table").tBodies[0].replaceChildren(...(rows.length ? rows
+    : [el("tr", {}, el("td", {colspan: "6"}, "No accepted result yet" + (level ? " at this level." : ".")))]));
+}
+
 async function loadAdmin() {
   const list = await api("/api/submissions?limit=200");
   const unfinished = list.submissions.filter((s) => !s.finished_at);
@@ -1243,7 +1267,7 @@ async function loadAdmin() {
 }
 
 function showView(name) {
-  for (const view of ["submit", "problems", "history", "boards", "admin"]) {
+  for (const view of ["submit", "problems", "history", "boards", "me", "admin"]) {
     $("view-" + view).hidden = view !== name;
   }
   for (const tab of document.querySelectorAll(".tab")) {
@@ -1259,6 +1283,8 @@ function showView(name) {
     loadProblems().catch((e) => announce("The problems could not be loaded: " + e.message));
   } else if (name === "boards") {
     loadBoard().catch((e) => announce("The leaderboard could not be loaded: " + e.message));
+  } else if (name === "me") {
+    loadMe().catch((e) => announce("Your figures could not be loaded: " + e.message));
   } else if (name === "admin") {
     loadAdmin().catch((e) => announce("The admin list could not be loaded: " + e.message));
   }
@@ -1318,6 +1344,8 @@ document.addEventListener("DOMContentLoaded", () => {
       + e.message)));
   }
   $("admin-refresh").addEventListener("click", () => loadAdmin());
+  $("me-level").addEventListener("change", () => loadMe().catch((e) => announce("Your figures could not be loaded: "
+    + e.message)));
   let searching = null;
   $("problems-search").addEventListener("input", () => {
     clearTimeout(searching);
