@@ -12,15 +12,17 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The agent's archive as a dstack run gets it (issue 29): what a run needs and nothing else, well under dstack's
- * default 2 MiB upload limit (server/settings.py:190).
+ * default 2 MiB upload limit (server/settings.py:190). At 115 problems the archive is 1.1 MB, about half of it the
+ * catalog (a 512-byte header and padding per file): 1.5 MiB leaves room for the next problems, and a catalog that
+ * outgrows it needs the archive compressed or its problems sent per job.
  */
 class TarArchiveTest {
 
   @Test
-  void theAgentArchiveHoldsWhatARunNeedsUnderOneMebibyte() throws Exception {
+  void theAgentArchiveHoldsWhatARunNeedsWellUnderDstacksLimit() throws Exception {
     byte[] tar = TarArchive.ofFolder(Path.of("remote-agent"));
     List<String> names = names(tar);
-    assertTrue(tar.length <= 1 << 20, "the archive is " + tar.length + " bytes");
+    assertTrue(tar.length <= 3 << 19, "the archive is " + tar.length + " bytes");
     assertTrue(names.contains("remote-agent/remote_agent/agent.py"), names.toString());
     assertTrue(names.stream().anyMatch(n -> n.startsWith("remote-agent/problems/")), "the problems go with it");
     assertFalse(names.stream().anyMatch(n -> n.startsWith("remote-agent/selftest/")), "no self-test");
