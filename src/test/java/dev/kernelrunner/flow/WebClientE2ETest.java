@@ -40,7 +40,7 @@ class WebClientE2ETest {
     try (FakeDstack fake = FakeDstack.start(new JsonObject().put("step_seconds", 1.5)
              .put("cost_usd", 0.0123));
          TestService service = TestService.start(vertx, withAll(fake.serviceEnv(), Map.of("LOCAL_MAX_CONCURRENT", "3",
-             "MAX_ACTIVE_PER_USER", "20", "DISCONNECT_GRACE_SECONDS", "5")))) {
+             "MAX_ACTIVE_PER_USER", "20", "DISCONNECT_GRACE_SECONDS", "5", "BASELINES_DIR", localBaselines())))) {
       String user = service.userToken("kim");
       // Another user with a board entry of their own, and one whose history is longer than a page.
       String other = service.userToken("lee");
@@ -53,6 +53,32 @@ class WebClientE2ETest {
       assertEquals(0, code, "browser scenarios (output above)");
       assertTrue(Files.exists(shots.resolve("benchmarked.png")));
     }
+  }
+
+  /**
+   * A baselines folder: the shipped ones (conf/baselines), and leaky-relu's on the local type (its five tests, as the
+   * replayed transcript names them).
+   */
+  private static String localBaselines() throws Exception {
+    JsonObject eager = new JsonObject();
+    JsonObject compiled = new JsonObject();
+    for (String name : List.of("1 x 1", "33 x 257", "1000 x 1000", "4096 x 4097", "8192 x 8192")) {
+      eager.put(name, new JsonObject().put("median", 0.5).put("mean", 0.5).put("std", 0.0).put("min", 0.5)
+          .put("max", 0.5).put("samples", 100));
+      compiled.put(name, eager.getJsonObject(name).copy().put("median", 0.25));
+    }
+    Path dir = Files.createTempDirectory("baselines");
+    try (var shipped = Files.list(Path.of("conf/baselines"))) {
+      for (Path file : shipped.filter(f -> f.toString().endsWith(".json")).toList()) {
+        Files.copy(file, dir.resolve(file.getFileName()));
+      }
+    }
+    Files.writeString(dir.resolve("local.json"), new JsonObject().put("gpu_type", "local").put("hardware", "Test GPU")
+        .put("driver", "1").put("torch", "2").put("triton", "3").put("cuda", "13")
+        .put("measured_at", "2026-11-26T00:00:00Z").put("problems", new JsonObject().put("leaky-relu",
+            new JsonObject().put("float32", new JsonObject().put("eager", eager).put("torch_compile", compiled))))
+        .encode());
+    return dir.toString();
   }
 
   private static int run(List<String> argv, Map<String, String> env, int timeoutSeconds) throws Exception {
