@@ -241,23 +241,28 @@ def _judged(slug, results):
     return findings
 
 
-def build_known(slug, toolchain, work):
-    """Each known kernel of ``slug`` built in ``work`` as the agent builds it: {language: (library, symbol) or the
-    compiler's output}."""
+def build(toolchain, problem, code, language, folder, env=None):
+    """``code`` built in ``folder`` (made here) as the agent builds it for ``language`` (``env``: the compiler's
+    environment, this process's by default): (the library's path or None, its exported symbol, the compiler's
+    output)."""
     from remote_agent.agent import build_plan  # noqa: the agent module is heavy; only builds need it
+    sources, entry, symbol, _ = build_plan(code, language, problem, toolchain)
+    os.makedirs(folder, exist_ok=True)
+    for name, text in sources.items():
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+            f.write(text)
+    done = subprocess.run(toolchain.command(language, entry, "lib.so", problem.libraries), cwd=folder,
+                          capture_output=True, text=True, timeout=600, env=env)
+    return (os.path.join(folder, "lib.so") if done.returncode == 0 else None), symbol, done.stdout + done.stderr
+
+
+def build_known(slug, toolchain, work):
+    """Each known kernel of ``slug`` built in ``work``: {language: (library, symbol) or the compiler's output}."""
     problem = catalog.load(slug)
     built = {}
     for language, code in sorted(known_kernels(slug).items()):
-        folder = os.path.join(work, slug + "-" + language)
-        os.makedirs(folder)
-        sources, entry, symbol, _ = build_plan(code, language, problem, toolchain)
-        for name, text in sources.items():
-            with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
-                f.write(text)
-        done = subprocess.run(toolchain.command(language, entry, "lib.so", problem.libraries), cwd=folder,
-                              capture_output=True, text=True, timeout=600)
-        built[language] = (os.path.join(folder, "lib.so"), symbol) if done.returncode == 0 else \
-            (done.stdout + done.stderr)[-1500:]
+        library, symbol, output = build(toolchain, problem, code, language, os.path.join(work, slug + "-" + language))
+        built[language] = (library, symbol) if library else output[-1500:]
     return built
 
 

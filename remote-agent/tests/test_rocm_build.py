@@ -15,8 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
-from remote_agent import catalog, compiler, launcher  # noqa: E402
-from remote_agent.agent import build_plan  # noqa: E402
+from remote_agent import catalog, compiler, launcher, problem_check  # noqa: E402
 
 KERNELS = os.path.join(ROOT, "selftest", "kernels")
 ARCH = "gfx90a"
@@ -56,19 +55,14 @@ BOTH_CONVENTIONS = ("vector-addition", "matrix-multiplication", "softmax", "conv
 
 def build(toolchain, slug, code):
     """Builds ``code`` for ``slug`` with the agent's command line: (exit code, output, exported symbols, symbol)."""
-    sources, entry, symbol, _ = build_plan(code, "hip", catalog.load(slug), toolchain)
+    assert "--offload-arch=" + ARCH in toolchain.command("hip", "x.cu", "lib.so")
     work = tempfile.mkdtemp(prefix="kr-rocm-")
     try:
-        for name, text in sources.items():
-            with open(os.path.join(work, name), "w", encoding="utf-8") as f:
-                f.write(text)
-        argv = toolchain.command("hip", entry, "lib.so")
-        assert "--offload-arch=" + ARCH in argv, argv
-        done = subprocess.run(argv, cwd=work, env=dict(os.environ, HIP_PLATFORM="amd"), capture_output=True,
-                              text=True, timeout=300)
-        symbols = subprocess.run(["nm", "-D", "--defined-only", os.path.join(work, "lib.so")],
-                                 capture_output=True, text=True).stdout if done.returncode == 0 else ""
-        return done.returncode, done.stdout + done.stderr, symbols, symbol
+        library, symbol, output = problem_check.build(toolchain, catalog.load(slug), code, "hip", work,
+                                                      dict(os.environ, HIP_PLATFORM="amd"))
+        symbols = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True,
+                                 text=True).stdout if library else ""
+        return (0 if library else 1), output, symbols, symbol
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
