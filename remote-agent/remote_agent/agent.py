@@ -1,5 +1,6 @@
 """One submission, start to end: validate, compile, run the worker, report. Every failure becomes an event."""
 import concurrent.futures
+import datetime
 import json
 import math
 import os
@@ -15,7 +16,7 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from remote_agent import (catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
+from remote_agent import (baseline, catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
                           reference_cache, room, sandbox, stats, verification)
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
@@ -294,15 +295,17 @@ class Agent:
             self.out.emit("ERROR", message="problem '" + problem.slug + "' does not take dtype " + payload.dtype,
                           details="it takes " + ", ".join(problem.dtypes))
             return
+        if payload.mode == "baseline":
+            self._open_workspace()
+            self.baselines(payload, problem)
+            return
         toolchain = (self.prestarted.toolchain(payload.language) if self.prestarted is not None
                      else compiler.detect(payload.language))
         if toolchain is None:
             self.out.emit("ERROR", message="no GPU here: found no NVIDIA GPU with nvcc, nor ROCm with hipcc",
                           details="nvcc: " + str(compiler.find_nvcc()) + "; hipcc: " + str(shutil.which("hipcc")))
             return
-        if self.workspace is None:
-            self.workspace = self.own_workspace = Workspace.open()
-            self._stamp()
+        self._open_workspace()
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
         work = self.workspace.work
         report = self.judge = self.solution = None
@@ -336,6 +339,11 @@ class Agent:
                 self.judge.cancel()  # the submission ended before its verdict was needed
             if self.solution is not None and self.solution.child.poll() is None:
                 self._kill(self.solution.child)  # the submission ended while it was still ending (or compiling)
+
+    def _open_workspace(self):
+        if self.workspace is None:
+            self.workspace = self.own_workspace = Workspace.open()
+            self._stamp()
 
     def _mark(self, what):
         """A step's time since the payload came, in the log (docs/benchmarks.md reads them)."""
@@ -442,6 +450,16 @@ class Agent:
         return {"problem": payload.problem, "dtype": payload.dtype, "problems_dir": self.problems_dir,
                 "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
 
+    def _start_worker(self, argv, env, work):
+        """The job's worker process on its job file (``argv``'s last): the one started ahead if there is one, else
+        one started now into the room."""
+        child = self.prestarted.take(argv[-1]) if self.prestarted is not None else None
+        if child is None:
+            child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                     preexec_fn=solution_preexec(self.room, work))
+        return child
+
     def execute(self, payload, problem, toolchain, work):
         """Runs the solution's process (the reference's times, then its check, recording each call's device work
         in benchmark mode) and the judge beside its check. Its reports are the solution's own process speaking, so
@@ -456,11 +474,7 @@ class Agent:
         device_start = _background(device.info)  # read while the worker starts
         solution = self.solution
         if solution is None:
-            child = self.prestarted.take(argv[-1]) if self.prestarted is not None else None
-            if child is None:
-                child = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                         start_new_session=True, preexec_fn=solution_preexec(self.room, work))
+            child = self._start_worker(argv, env, work)
             if payload.mode == "benchmark" and kept is None:
                 gate.hold()  # it times the reference first
             solution = self.solution = SolutionProcess(child)
@@ -476,22 +490,12 @@ class Agent:
         phase, limit = "check", payload.limits["test_seconds"]
         deadline = time.monotonic() + limit
         finished = False
-        while True:
-            try:
-                line = solution.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
+        for kind, message in solution.messages(lambda: deadline):
+            if kind is None:
                 self._kill(child)
                 self.out.emit("TIME_LIMIT_EXCEEDED", phase=phase, limit_seconds=limit,
                               message="the " + phase + " phase took longer than " + str(limit) + " s")
                 return None
-            if line is None:
-                break
-            try:
-                message = json.loads(line)
-                kind = message.pop("event")
-            except (ValueError, KeyError, AttributeError):
-                log("worker:", line.rstrip())
-                continue
             if kind == "PHASE":
                 phase = message["name"]
                 deadline = time.monotonic() + limit
@@ -758,6 +762,78 @@ class Agent:
         self.out.emit("BENCHMARKED", **summary)
         return True
 
+    # ---- baseline mode
+
+    def baselines(self, payload, problem):
+        """PyTorch's own times for the problem, eager and under torch.compile (baseline.py), measured by a worker
+        process in the job's room as a submission's reference is timed, with the GPU's timing gate held. No user's
+        code is in this job; still, the worker's figures are published only in the shape baseline.py makes them.
+        BENCHMARKING, a BENCHMARK_RESULT per test case, then BASELINED (the service stores it as the GPU type's
+        newest baselines of the problem)."""
+        work = self.workspace.work
+        self.job = self._job_basis(payload)
+        argv, env = self._worker_argv(work, dict(self.job, mode="baseline"))
+        device_start = _background(device.info)
+        child = self._start_worker(argv, env, work)
+        gate.hold()
+        solution = SolutionProcess(child)
+        try:
+            self.out.emit("BENCHMARKING", methods=list(baseline.METHODS), total_tests=len(problem.cases))
+            measured = self._baseline_figures(payload, problem, solution)
+        finally:
+            gate.release()
+            if child.poll() is None:
+                self._kill(child)
+            child.stdin.close()
+        if measured is None:
+            return
+        found, tests = measured
+        hardware = dict(found, driver=device_start.result().get("driver"))
+        self.out.emit("BASELINED", problem=problem.slug, dtype=payload.dtype, hardware=hardware,
+                      measured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                      method=baseline.METHOD_TEXT, tests=tests)
+
+    def _baseline_figures(self, payload, problem, solution):
+        """(versions, {method: {test name: figures}}) as the baseline's worker reports them; None once an error
+        was sent (the worker failed, ran out of time, or said something no worker of ours says)."""
+        limit = payload.limits["benchmark_seconds"]
+        deadline = time.monotonic() + limit
+        cases = {case["test_id"]: case["name"] for case in problem.cases}
+        found, tests, done = None, {method: {} for method in baseline.METHODS}, False
+        for kind, message in solution.messages(lambda: deadline):
+            if kind is None:
+                self._kill(solution.child)
+                self.out.emit("TIME_LIMIT_EXCEEDED", phase="baseline", limit_seconds=limit,
+                              message="the baseline took longer than " + str(limit) + " s")
+                return None
+            if kind == "BASELINE_VERSIONS" and found is None:
+                found = {k: v for k, v in message.items() if isinstance(v, str) or v is None}
+            elif kind == "BASELINE_CASE" and cases.get(message.get("test_id")) == message.get("name") \
+                    and all(baseline.valid_figures(message.get(m), m) for m in baseline.METHODS):
+                for method in baseline.METHODS:
+                    tests[method][message["name"]] = message[method]
+                self.out.emit("BENCHMARK_RESULT", result=dict({m: message[m] for m in baseline.METHODS},
+                                                              test_id=message["test_id"], name=message["name"]))
+            elif kind == "DONE":
+                done = True
+                break
+            elif kind in ("RUNTIME_ERROR", "ERROR"):
+                self.out.emit("ERROR", message="the baseline failed: " + str(message.get("message", ""))[:300],
+                              details=message.get("details"))
+                return None
+            elif kind != "PHASE":
+                log("agent: left out of the baseline (no case of the problem's, or figures of another shape):",
+                    kind, str(message.get("test_id"))[:40])
+        code = solution.child.wait()
+        solution.err_thread.join(timeout=2)
+        missing = [name for name in cases.values() if name not in tests[baseline.METHODS[0]]]
+        if code != 0 or found is None or missing or not done:
+            self.out.emit("ERROR", message="the baseline's worker ended (code %s) without %s" % (
+                code, "its versions" if found is None else "test cases " + ", ".join(missing) if missing
+                else "its end"), details=events.trim("".join(solution.stderr_tail).strip()))
+            return None
+        return found, tests
+
     # ---- profile mode
 
     def profile(self, payload, problem, toolchain, work):
@@ -899,6 +975,26 @@ class SolutionProcess:
             sink(line)
         if at_end:
             at_end()
+
+    def messages(self, deadline):
+        """(kind, fields) of each protocol message until the process's output ends; (None, None) once
+        ``deadline()`` (a time.monotonic() instant, asked anew for each line) passes first. Lines that are no
+        message go to the log."""
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline() - time.monotonic()))
+            except queue.Empty:
+                yield None, None
+                return
+            if line is None:
+                return
+            try:
+                message = json.loads(line)
+                kind = message.pop("event")
+            except (ValueError, KeyError, AttributeError, TypeError):
+                log("worker:", line.rstrip())
+                continue
+            yield kind, message
 
     def _line(self, line):
         if '"REFERENCES"' in line:

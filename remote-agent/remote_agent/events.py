@@ -17,9 +17,10 @@ TYPES = frozenset({
     "BENCHMARK_RESULT", "BENCHMARKED", "PROFILING", "PROFILE_RESULT", "PROFILE_REPORT", "PROFILED",
     "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED", "ERROR",
     "VERIFIED",  # after BENCHMARKED: the profiler's verdict on its times
+    "BASELINED",  # a baseline job's end: PyTorch's own times for the problem (baseline.py)
 })
 TERMINAL = frozenset({"COMPILE_ERROR", "WRONG_ANSWER", "BENCHMARKED", "PROFILED", "RUNTIME_ERROR",
-                      "TIME_LIMIT_EXCEEDED", "ERROR"})
+                      "TIME_LIMIT_EXCEEDED", "ERROR", "BASELINED"})
 MAX_DETAILS = 8000
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from remote_agent.stats import StoppingRule
 
 LANGUAGES = ("cuda", "hip")
-MODES = ("check", "benchmark", "profile")
+MODES = ("check", "benchmark", "profile", "baseline")
+# baseline: PyTorch's own times for the problem (baseline.py), a job the service's admin starts; it has no code.
 # A speedup over the reference past this (on any test) publishes the result as needs_review.
 DEFAULT_REVIEW_SPEEDUP = 10.0
 DEFAULT_LIMITS = {"compile_seconds": 60, "test_seconds": 120, "benchmark_seconds": 300}
@@ -91,10 +92,11 @@ def parse(raw_bytes):
 
     submission_id = text("submission_id")
     problem = text("problem")
-    language = text("language", LANGUAGES)
-    dtype = text("dtype", default="float32")
-    code = text("code")
     mode = text("mode", MODES, default="benchmark")
+    without_code = mode == "baseline"
+    language = text("language", LANGUAGES, default="cuda" if without_code else None)
+    dtype = text("dtype", default="float32")
+    code = "" if without_code else text("code")
     limits = dict(DEFAULT_LIMITS)
     given = data.get("limits", {})
     if not isinstance(given, dict):

@@ -16,7 +16,8 @@ import sys
 import time
 import traceback
 
-from remote_agent import catalog, device, events, gate, landlock, profiler, replay, room, stats, verification
+from remote_agent import (baseline, catalog, device, events, gate, landlock, profiler, replay, room, stats,
+                          verification)
 
 _protocol = None
 
@@ -732,6 +733,13 @@ def main(argv):
                 job = _load(sys.stdin.readline().strip())
         if job["mode"] == "replay":
             Replay(job, torch).serve_calls()
+            _done()
+        if job["mode"] == "baseline":  # PyTorch's own times (a baseline job: no user's code in it)
+            send("PHASE", name="baseline")
+            baseline.compile_here(os.environ.get("HOME", "/tmp"))
+            send("BASELINE_VERSIONS", **baseline.versions(torch))
+            baseline.measure(Timer(job, torch), torch, on_case=lambda case, figures: send(
+                "BASELINE_CASE", test_id=case["test_id"], name=case["name"], **figures))
             _done()
         runner = Runner(job, torch, window)
         if job["mode"] == "profile":
