@@ -6,6 +6,7 @@ import tempfile
 import threading
 import time
 import unittest
+import unittest.mock
 
 from remote_agent import agent, gate, gpu_worker
 
@@ -29,10 +30,26 @@ class GateTest(unittest.TestCase):
         self.assertFalse(os.path.exists(self.flag))
 
     def test_a_flag_left_behind_costs_a_bounded_wait(self):
-        gate.hold(self.flag)
+        with open(self.flag, "w"):
+            pass  # as an agent killed mid-benchmark leaves it: nobody touches it
         began = time.monotonic()
         gate.wait_released(self.flag, limit=0.3)
         self.assertLess(time.monotonic() - began, 2)
+
+    def test_a_long_hold_is_waited_out_while_its_holder_keeps_it_and_never_past_the_most(self):
+        gate.hold(self.flag)
+        self.addCleanup(gate.release, self.flag)
+        with unittest.mock.patch.object(gate, "REFRESH_SECONDS", 0.1):
+            gate.release(self.flag)
+            gate.hold(self.flag)  # its toucher now touches it every 0.1 s
+            threading.Timer(1.0, gate.release, args=(self.flag,)).start()
+            waited = gate.wait_released(self.flag, limit=0.3)
+        self.assertGreater(waited, 0.9, "a flag kept fresh is no flag left behind")
+        self.assertLess(waited, 3)
+        gate.hold(self.flag)
+        self.assertLess(gate.wait_released(self.flag, limit=10, most=0.3), 1, "no wait is longer than the most")
+        gate.release(self.flag)
+        self.assertFalse(os.path.exists(self.flag))
 
     def test_a_prestarted_process_stops_waiting_once_its_job_comes(self):
         gate.hold(self.flag)
