@@ -41,7 +41,7 @@ PARTIAL = dict(ISOLATION, full=False, namespaces=[], missing=["pid namespace", "
                                                               "uts namespace", "mount namespace"])
 # The events the real agent stamps with its room's isolation (remote_agent/events.py STAMPED).
 STAMPED = {"COMPILING", "CHECKED", "VERIFIED", "COMPILE_ERROR", "WRONG_ANSWER", "BENCHMARKED", "PROFILED",
-           "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED", "ERROR"}
+           "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED", "ERROR", "BASELINED"}
 stamp = {"isolation": ISOLATION}
 
 
@@ -93,6 +93,9 @@ def main():
                 f.write(code.encode("utf-8"))
         except OSError as e:  # a folder the agent's user may not write (the service's own, say)
             print("fake agent: could not echo the code: %s" % e, file=sys.stderr, flush=True)
+    if payload["mode"] == "baseline":
+        baseline(payload)
+        return
     behaviour = directive(code, "agent", "ok")
     if behaviour == "payload-probe":
         # What the payload holds (its keys; the judge's input secret is not among them: the judge makes its own).
@@ -260,6 +263,28 @@ def main():
     if behaviour == "garbage":
         emit("TEST_RESULT", result={"test_id": 100, "name": "after the end", "status": "FAILED"})
     child.kill()
+
+
+def baseline(payload):
+    """A baseline job as the real agent reports it (remote_agent/agent.py ``baselines``): BENCHMARKING, a
+    BENCHMARK_RESULT per test, BASELINED with PyTorch's figures. Eager takes FAKE_BASELINE_EAGER_MS (default 2.0)
+    x the test's number, torch.compile half that; the problem "conv-1d" fails (ERROR)."""
+    tests = [{"test_id": 1, "name": "n = 1024"}, {"test_id": 2, "name": "n = 65536"}]
+    emit("BENCHMARKING", methods=["eager", "torch_compile"], total_tests=len(tests))
+    if payload["problem"] == "conv-1d":
+        emit("ERROR", message="the baseline failed: torch.compile: no C compiler")
+        return
+    eager_ms = float(os.environ.get("FAKE_BASELINE_EAGER_MS", "2.0"))
+    figures = {"eager": {}, "torch_compile": {}}
+    for test in tests:
+        for method, ms in (("eager", eager_ms * test["test_id"]), ("torch_compile", eager_ms * test["test_id"] / 2)):
+            figures[method][test["name"]] = {"median": ms, "mean": ms, "std": 0.0, "min": ms, "max": ms,
+                                             "samples": 100}
+        figures["torch_compile"][test["name"]]["compile_seconds"] = 1.5
+        emit("BENCHMARK_RESULT", result=dict(test, **{m: figures[m][test["name"]] for m in figures}))
+    emit("BASELINED", problem=payload["problem"], dtype=payload["dtype"], measured_at=time.strftime(
+        "%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()), method="fake", tests=figures,
+        hardware={"hardware": "Test GPU", "driver": "1", "torch": "2", "triton": "3", "cuda": "13"})
 
 
 def profile(tests, report, delay, piece_delay, size, limit):

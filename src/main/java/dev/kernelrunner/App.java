@@ -6,6 +6,7 @@ import dev.kernelrunner.baselines.BaselinesVerticle;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.LocalCodec;
+import dev.kernelrunner.model.BaselineJobs;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.dstack.DstackApi;
@@ -76,7 +77,8 @@ public final class App {
         NewSubmission.class, NewSubmission.Created.class, LiveFrame.class, EventFrame.class, ProfileReport.class,
         WorkerProtocol.Connect.class, WorkerProtocol.Disconnect.class, WorkerProtocol.Lines.class,
         WorkerProtocol.Exit.class, WorkerProtocol.Consumed.class, WorkerProtocol.Push.class, Cancel.class,
-        Cancel.Outcome.class, RunOrder.Start.class, RunOrder.Attach.class, RunOrder.Kill.class, RunOrder.Stopped.class,
+        Cancel.Outcome.class, BaselineJobs.class, BaselineJobs.Queued.class, BaselineJobs.Measured.class,
+        RunOrder.Start.class, RunOrder.Attach.class, RunOrder.Kill.class, RunOrder.Stopped.class,
         RunOrder.Reap.class, RunOrder.Sweep.class, Queues.class, Queues.Asked.class, Queues.Capacity.class,
         Queues.FailQueued.class);
     HttpVerticle http = new HttpVerticle(config, served, meters);

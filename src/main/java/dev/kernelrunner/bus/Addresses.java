@@ -69,6 +69,12 @@ public final class Addresses {
   public static final String STORE_BEST_SPEEDUPS = "store.best.speedups";
   /** {source, file: baselines.py's JSON} -> {inserted}: stores a baselines file's measurements, marks the newest. */
   public static final String STORE_BASELINES_LOAD = "store.baselines.load";
+  /** {} -> {jobs: [{id, gpu_type, result}]}: baseline jobs ended BASELINED whose figures are not stored yet. */
+  public static final String STORE_BASELINES_UNLOADED_JOBS = "store.baselines.unloaded_jobs";
+  /** {@link dev.kernelrunner.model.BaselineJobs} -> its Queued: an admin's baseline jobs, queued. */
+  public static final String BASELINES_MEASURE = "baselines.measure";
+  /** {@link dev.kernelrunner.model.BaselineJobs.Measured} -> {inserted}: a baseline job's figures, stored. */
+  public static final String BASELINES_MEASURED = "baselines.measured";
   /** {gpu_type, problem, dtype} (each null: any) -> {baselines: [...]}: the current baselines. */
   public static final String STORE_BASELINES_CURRENT = "store.baselines.current";
   /** Every board with entries: {} -> {boards}. */

@@ -15,7 +15,7 @@ final class Exit {
   /** The status a submission that ended as {@code status} exits with. */
   static int of(String status) {
     return switch (status == null ? "" : status) {
-      case "BENCHMARKED", "CHECKED", "PROFILED" -> OK;
+      case "BENCHMARKED", "CHECKED", "PROFILED", "BASELINED" -> OK;
       case "COMPILE_ERROR" -> COMPILE_ERROR;
       case "WRONG_ANSWER" -> WRONG_ANSWER;
       case "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED" -> RUNTIME_ERROR;

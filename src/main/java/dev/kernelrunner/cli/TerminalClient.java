@@ -23,7 +23,7 @@ import java.util.Set;
  */
 public final class TerminalClient {
   public static final Set<String> COMMANDS = Set.of("submit", "watch", "status", "show", "history", "cancel",
-      "profile", "problems", "leaderboard", "me", "help");
+      "profile", "problems", "leaderboard", "me", "baselines", "help");
   private static final Set<String> FLAGS = Set.of("--server", "--token", "--problem", "--gpu", "--dtype", "--language",
       "--mode", "--limit", "--before", "--output", "--level", "--tag", "--search");
   private static final String USAGE = """
@@ -44,6 +44,10 @@ public final class TerminalClient {
                                 a starter kernel that compiles (and fails every test until written)
         leaderboard P --gpu G [--dtype D] [--json]
         me [--level N] [--json]  you: your quotas, and fast_0/1/2 per GPU type over the catalog (or a level)
+        baselines [--gpu G] [--problem P] [--json]
+                                PyTorch's current times (eager, torch.compile), on each problem's largest test
+        baselines measure --gpu G [SLUG ...] [--level N] [--dtype D] [--json]
+                                (admin) measure them anew: a baseline job per problem (all by default), queued
       The server and token come from --server/--token, else KERNEL_RUNNER_SERVER/KERNEL_RUNNER_TOKEN, else
       ~/.config/kernel-runner/config.json {"server": ..., "token": ...} (refused unless only you may read it:
       chmod 600). A stream quiet for KERNEL_RUNNER_READ_TIMEOUT_SECONDS (40) is resumed, 3 times at most.
@@ -80,6 +84,7 @@ public final class TerminalClient {
         case "profile" -> profileDownload(api, command);
         case "problems" -> problems(api, command);
         case "me" -> me(api, command);
+        case "baselines" -> baselines(api, command);
         default -> leaderboard(api, command);
       };
     } catch (CliError e) {
@@ -381,6 +386,84 @@ public final class TerminalClient {
   }
 
   /** The caller: quotas, and fast_p per GPU type (KernelBench's: the share of problems solved over 0, 1, 2x). */
+  /** The current baselines, or (an admin's) {@code measure}: baseline jobs queued through the service. */
+  private int baselines(ApiClient api, Command command) throws CliError {
+    List<String> arguments = command.arguments();
+    if (!arguments.isEmpty() && arguments.get(0).equals("measure")) {
+      JsonObject request = new JsonObject().put("gpu_type", command.required("--gpu"));
+      if (arguments.size() > 1) {
+        request.put("problems", new JsonArray(new ArrayList<Object>(arguments.subList(1, arguments.size()))));
+      }
+      if (command.flag("--level") != null) {
+        try {
+          request.put("level", Integer.parseInt(command.flag("--level")));
+        } catch (NumberFormatException e) {
+          throw new CliError("--level takes a whole number", Exit.USAGE);
+        }
+      }
+      if (command.flag("--dtype") != null) {
+        request.put("dtypes", new JsonArray().add(command.flag("--dtype")));
+      }
+      JsonObject queued = api.post("/api/admin/baselines", request);
+      if (command.json()) {
+        out.println(queued.encodePrettily());
+        return Exit.OK;
+      }
+      JsonArray jobs = queued.getJsonArray("jobs", new JsonArray());
+      out.println(jobs.size() + " baseline jobs queued on " + queued.getString("gpu_type", "")
+          + " (watch ID follows one)");
+      for (Object item : jobs) {
+        JsonObject job = (JsonObject) item;
+        out.printf("%s %-30s %s%n", job.getString("id"), job.getString("problem"), job.getString("dtype"));
+      }
+      return Exit.OK;
+    }
+    if (!arguments.isEmpty()) {
+      throw new CliError("baselines takes no argument, or measure [SLUG ...]", Exit.USAGE);
+    }
+    List<String> query = new ArrayList<>();
+    for (String[] pair : new String[][] {{"--gpu", "gpu_type"}, {"--problem", "problem"}}) {
+      if (command.flag(pair[0]) != null) {
+        query.add(pair[1] + "=" + URLEncoder.encode(command.flag(pair[0]), StandardCharsets.UTF_8));
+      }
+    }
+    JsonObject answer = api.get("/api/baselines" + (query.isEmpty() ? "" : "?" + String.join("&", query)));
+    if (command.json()) {
+      out.println(answer.encodePrettily());
+      return Exit.OK;
+    }
+    JsonArray baselines = answer.getJsonArray("baselines", new JsonArray());
+    for (Object item : baselines) {
+      JsonObject baseline = (JsonObject) item;
+      JsonObject tests = baseline.getJsonObject("tests", new JsonObject());
+      String last = null;
+      for (String name : tests.fieldNames()) {
+        last = name; // in the order measured: the largest test last
+      }
+      Object median = last == null ? null : tests.getJsonObject(last).getValue("median");
+      out.printf("%-8s %-30s %-9s %-14s %s ms (%s) %s, %s%n", baseline.getString("gpu_type"),
+          baseline.getString("problem"), baseline.getString("dtype"), baseline.getString("method"),
+          median instanceof Number n ? number(n.doubleValue()) : "?", last, baseline.getString("source"),
+          baseline.getString("measured_at"));
+    }
+    if (baselines.isEmpty()) {
+      out.println("no baselines stored");
+    }
+    return Exit.OK;
+  }
+
+  /** A baseline job's test: eager's and torch.compile's medians; nothing for a submission's. */
+  private static String baselineFigures(JsonObject result) {
+    StringBuilder figures = new StringBuilder();
+    for (String method : List.of("eager", "torch_compile")) {
+      if (result.getValue(method) instanceof JsonObject f && f.getValue("median") instanceof Number n) {
+        figures.append(figures.isEmpty() ? ": " : ", ").append(method).append(" ").append(number(n.doubleValue()))
+            .append(" ms");
+      }
+    }
+    return figures.toString();
+  }
+
   private int me(ApiClient api, Command command) throws CliError {
     String level = command.flag("--level");
     JsonObject me = api.get("/api/me" + (level == null ? "" : "?level=" + URLEncoder.encode(level,
@@ -512,8 +595,12 @@ public final class TerminalClient {
       case "BENCHMARK_RESULT" -> {
         JsonObject result = data.getJsonObject("result", new JsonObject());
         out.println("  ✓ " + result.getValue("test_id") + " " + result.getString("name", "")
-            + (result.getValue("runtime_ms") instanceof Number n ? ": " + number(n.doubleValue()) + " ms" : ""));
+            + (result.getValue("runtime_ms") instanceof Number n ? ": " + number(n.doubleValue()) + " ms" : "")
+            + baselineFigures(result));
       }
+      case "BASELINED" -> out.println("baselines measured: " + data.getString("problem", "") + " "
+          + data.getString("dtype", "") + " on " + data.getJsonObject("hardware", new JsonObject())
+          .getString("hardware", "?"));
       case "PROFILE_RESULT" -> profile(data.getJsonObject("result", new JsonObject()));
       case "BENCHMARKED" -> out.println("benchmarked" + timingBy(timing(data)) + (EventType.timingPending(data)
           ? "; the profiler is auditing its times" : ""));

@@ -8,6 +8,7 @@ import dev.kernelrunner.bus.Revocations;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
 import dev.kernelrunner.leaderboard.FastP;
+import dev.kernelrunner.model.BaselineJobs;
 import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Queues;
@@ -54,6 +55,7 @@ public class HttpVerticle extends VerticleBase {
   private static final Pattern POOL_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
   private static final Pattern TOKEN_ID = Pattern.compile("[0-9a-f]{16}");
   private static final Duration CREATE_TIMEOUT = Duration.ofSeconds(15);
+  private static final Duration BASELINES_TIMEOUT = Duration.ofMinutes(2);
 
   /** How long after the start a local GPU type may still be without its worker before readiness says so. */
   private static final Duration LOCAL_WORKERS_GRACE = Duration.ofSeconds(15);
@@ -162,6 +164,7 @@ public class HttpVerticle extends VerticleBase {
     get(router, "/api/problems").handler(this::listProblems);
     get(router, "/api/baselines").handler(ctx -> baselines(ctx, false));
     get(router, "/api/baselines/export").handler(ctx -> baselines(ctx, true));
+    router.post("/api/admin/baselines").handler(this::measureBaselines);
     get(router, "/api/problems/:slug").handler(ctx -> problems.get(ctx.pathParam("slug")).ifPresentOrElse(
         problem -> json(ctx, 200, ProblemCatalog.detail(problem)),
         () -> ApiError.send(ctx, 404, "not_found", "no problem '" + ctx.pathParam("slug")
@@ -401,14 +404,47 @@ public class HttpVerticle extends VerticleBase {
     NewSubmission request = checked.submission(principal(ctx).userId(), stream);
     cannotRun(gpuTypes.get(request.gpuType())).onSuccess(why -> {
       if (why != null) {
-        // Nothing could run it: refused now, not accepted to end in ERROR later.
-        ctx.response().putHeader("Retry-After", "60");
-        ApiError.send(ctx, 503, new JsonObject().put("error", "gpu_type_unavailable").put("message", why)
-            .put("details", new JsonArray().add(ApiError.field("gpu_type", request.gpuType() + " cannot run now: "
-                + why))));
+        refuseUnavailable(ctx, request.gpuType(), why);
       } else {
         create(ctx, request, stream);
       }
+    });
+  }
+
+  /** 503: nothing could run work of {@code gpuType} now; refused now, not accepted to end in ERROR later. */
+  private static void refuseUnavailable(RoutingContext ctx, String gpuType, String why) {
+    ctx.response().putHeader("Retry-After", "60");
+    ApiError.send(ctx, 503, new JsonObject().put("error", "gpu_type_unavailable").put("message", why)
+        .put("details", new JsonArray().add(ApiError.field("gpu_type", gpuType + " cannot run now: " + why))));
+  }
+
+  /**
+   * An admin's request to measure the baselines anew (issue 30): a baseline job per problem and dtype, queued
+   * through the normal queue and backends (BaselinesVerticle); 202 with each job's id.
+   */
+  private void measureBaselines(RoutingContext ctx) {
+    JsonObject body = jsonBody(ctx);
+    if (body == null) {
+      return;
+    }
+    BaselineRequest.Result checked = BaselineRequest.validate(body, problems, gpuTypes, principal(ctx).userId());
+    if (!checked.errors().isEmpty()) {
+      ApiError.validation(ctx, 400, checked.errors());
+      return;
+    }
+    BaselineJobs request = checked.jobs();
+    cannotRun(gpuTypes.get(request.gpuType())).onSuccess(why -> {
+      if (why != null) {
+        refuseUnavailable(ctx, request.gpuType(), why);
+        return;
+      }
+      bus.<BaselineJobs.Queued>request(Addresses.BASELINES_MEASURE, request,
+          new DeliveryOptions().setSendTimeout(BASELINES_TIMEOUT.toMillis())).map(Message::body).onSuccess(queued -> {
+        JsonArray jobs = new JsonArray();
+        queued.jobs().forEach(job -> jobs.add(new JsonObject().put("id", job.id()).put("problem", job.problem())
+            .put("dtype", job.dtype()).put("events_url", "/api/submissions/" + job.id() + "/events")));
+        json(ctx, 202, new JsonObject().put("gpu_type", queued.gpuType()).put("jobs", jobs));
+      }).onFailure(error -> ApiError.fromFailure(ctx, error));
     });
   }
 

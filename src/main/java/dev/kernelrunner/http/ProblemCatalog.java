@@ -92,6 +92,11 @@ public final class ProblemCatalog {
     return values;
   }
 
+  /** Every problem, in slug order. */
+  public List<Problem> all() {
+    return List.copyOf(problems.values());
+  }
+
   public Optional<Problem> get(String slug) {
     return Optional.ofNullable(problems.get(slug));
   }

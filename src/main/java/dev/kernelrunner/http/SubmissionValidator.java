@@ -53,7 +53,7 @@ final class SubmissionValidator {
     Mode mode = Mode.BENCHMARK;
     if (body.getValue("mode") != null) {
       String given = text(body, "mode", "", errors);
-      Optional<Mode> parsed = Mode.parse(given);
+      Optional<Mode> parsed = Mode.parse(given).filter(Mode::submittable);
       if (given != null && parsed.isEmpty()) {
         errors.add(ApiError.field("mode", "must be 'benchmark', 'check' or 'profile'"));
       }

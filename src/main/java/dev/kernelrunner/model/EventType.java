@@ -4,6 +4,8 @@ import java.util.Optional;
 
 /**
  * Every event a submission can go through, in lifecycle order; the last six end a submission with an error.
+ * {@link #BASELINED} ends a baseline job (PyTorch's own times for its problem, BENCHMARKING and a BENCHMARK_RESULT
+ * per test before it).
  * {@link #PROFILE_REPORT} is no lifecycle event: a piece of the profiler's report file, which the supervisor
  * collects and the store keeps beside the submission; it is never stored as an event nor published.
  * {@link #VERIFIED} is the one event after an end: a BENCHMARKED whose times the profiler had not yet checked
@@ -24,6 +26,7 @@ public enum EventType {
   PROFILE_RESULT(5, false),
   PROFILE_REPORT(5, false),
   PROFILED(6, true),
+  BASELINED(6, true),
   COMPILE_ERROR(7, true),
   WRONG_ANSWER(7, true),
   RUNTIME_ERROR(7, true),
@@ -57,7 +60,7 @@ public enum EventType {
   /** Whether this event ends a submission run in {@code mode}. */
   public boolean isTerminal(Mode mode) {
     return isError() || this == BENCHMARKED || (this == CHECKED && mode == Mode.CHECK)
-        || (this == PROFILED && mode == Mode.PROFILE);
+        || (this == PROFILED && mode == Mode.PROFILE) || (this == BASELINED && mode == Mode.BASELINE);
   }
 
   /** Whether a BENCHMARKED's fields say its times are still to be cross-checked (a VERIFIED will follow). */
@@ -114,8 +117,14 @@ public enum EventType {
     if (next == IN_QUEUE) {
       return this == IN_QUEUE;
     }
-    if (next == BENCHMARKING || next == BENCHMARKED) {
+    if (next == BENCHMARKING) {
+      return (mode == Mode.BENCHMARK || mode == Mode.BASELINE) && next.rank >= rank;
+    }
+    if (next == BENCHMARKED) {
       return mode == Mode.BENCHMARK && next.rank >= rank;
+    }
+    if (next == BASELINED) {
+      return mode == Mode.BASELINE && next.rank >= rank;
     }
     return next.rank >= rank;
   }

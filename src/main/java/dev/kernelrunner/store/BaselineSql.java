@@ -1,6 +1,7 @@
 package dev.kernelrunner.store;
 
-/** The {@code baselines} table's statements (V14): PyTorch's own times per GPU type, problem, dtype and method. */
+/** The {@code baselines} table's statements (V14): PyTorch's own times per GPU type, problem, dtype and method;
+ * {@code source} is the file they were loaded from, or {@code job <submission id>} (BaselineFile.source). */
 final class BaselineSql {
   private BaselineSql() {}
 
@@ -20,6 +21,14 @@ final class BaselineSql {
       + ")";
   static final String MARK_NEWEST = "UPDATE baselines SET current = true WHERE NOT current AND id IN (" + NEWEST
       + ")";
+
+  /** Baseline jobs that ended BASELINED whose figures are not stored (the service stopped before it stored them):
+   * their id, GPU type and result (the BASELINED's fields). */
+  static final String UNLOADED_JOBS = """
+      SELECT s.id, s.gpu_type, s.result FROM submissions s
+       WHERE s.status = 'BASELINED' AND s.mode = 'baseline'
+         AND NOT EXISTS (SELECT 1 FROM baselines b WHERE b.source = 'job ' || s.id::text)
+       ORDER BY s.finished_at""";
 
   /** The current baselines, filtered by GPU type, problem and dtype ({@code $1..$3}; null: any). */
   static final String CURRENT = """

@@ -12,6 +12,9 @@ public record QuotaUsage(Limits limits, long active, long lastHour, Double hourF
 
   /** Unfinished submissions, submissions per hour, GPU-seconds per 24 hours; 0 is no limit (not for active). */
   public record Limits(int maxActive, int perHour, int gpuSecondsPerDay) {
+    /** No limit: an admin's baseline jobs. */
+    public static final Limits NONE = new Limits(Integer.MAX_VALUE, 0, 0);
+
     /** The limits every user has (MAX_ACTIVE_PER_USER, QUOTA_*). */
     public static Limits of(AppConfig config) {
       return new Limits(config.http().maxActivePerUser(), config.quotas().submissionsPerHour(),

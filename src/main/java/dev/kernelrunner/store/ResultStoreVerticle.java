@@ -133,6 +133,13 @@ public class ResultStoreVerticle extends VerticleBase {
                 return new JsonObject().put("best", best);
               })),
               consume(Addresses.STORE_BASELINES_LOAD, this::loadBaselines),
+              consume(Addresses.STORE_BASELINES_UNLOADED_JOBS, body -> pool.query(BaselineSql.UNLOADED_JOBS).execute()
+                  .map(rows -> {
+                    JsonArray jobs = new JsonArray();
+                    rows.forEach(row -> jobs.add(new JsonObject().put("id", row.getUUID("id").toString())
+                        .put("gpu_type", row.getString("gpu_type")).put("result", row.getValue("result"))));
+                    return new JsonObject().put("jobs", jobs);
+                  })),
               consume(Addresses.STORE_BASELINES_CURRENT, body -> pool.preparedQuery(BaselineSql.CURRENT)
                   .execute(Tuple.of(body.getString("gpu_type"), body.getString("problem"), body.getString("dtype")))
                   .map(rows -> {
@@ -242,8 +249,10 @@ public class ResultStoreVerticle extends VerticleBase {
     JsonObject file = body.getJsonObject("file");
     java.time.OffsetDateTime measuredAt = java.time.OffsetDateTime.parse(file.getString("measured_at"));
     JsonObject hardware = new JsonObject();
-    for (String key : List.of("hardware", "driver", "torch", "triton", "cuda")) {
-      hardware.put(key, file.getValue(key));
+    for (String key : List.of("hardware", "driver", "torch", "triton", "cuda", "hip")) {
+      if (file.getValue(key) != null) {
+        hardware.put(key, file.getValue(key));
+      }
     }
     List<Tuple> rows = new java.util.ArrayList<>();
     JsonObject problems = file.getJsonObject("problems");

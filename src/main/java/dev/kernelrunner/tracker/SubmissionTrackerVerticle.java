@@ -7,6 +7,7 @@ import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.AppConfig.GpuType;
+import dev.kernelrunner.model.BaselineJobs;
 import dev.kernelrunner.model.Cancel;
 import dev.kernelrunner.model.EventAppend;
 import dev.kernelrunner.model.EventFrame;
@@ -156,8 +157,8 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     String id = UUID.randomUUID().toString();
     // Where it will stand (users take turns); if creates of others landed first, it is told its new place.
     int position = queue.placeFor(request.userId());
-    JsonObject row = request.toJson().put("id", id).put("position", position)
-        .mergeIn(QuotaUsage.Limits.of(config).toJson());
+    QuotaUsage.Limits limits = request.mode() == Mode.BASELINE ? QuotaUsage.Limits.NONE : QuotaUsage.Limits.of(config);
+    JsonObject row = request.toJson().put("id", id).put("position", position).mergeIn(limits.toJson());
     // The stored first event comes back as a record: no date to parse again from text.
     return bus.<EventFrame>request(Addresses.STORE_SUBMISSION_CREATE, row).map(Message::body).map(first -> {
       Tracked tracked = new Tracked(id, request.userId(), request.gpuType(), Lifecycle.State.queued(request.mode()),
@@ -394,7 +395,7 @@ public class SubmissionTrackerVerticle extends VerticleBase {
     String payload = encoded == null ? fields.encode() : encoded;
     boolean terminal = type.isTerminal(tracked.state.mode());
     JsonObject result = type == EventType.BENCHMARKED || type == EventType.CHECKED || type == EventType.PROFILED
-        ? fields : null;
+        || type == EventType.BASELINED ? fields : null;
     JsonObject errorRow = !type.isError() ? null : new JsonObject().put("type", type.name())
         .put("message", fields.getValue("message")).put("details", fields.getValue("details"));
     Lifecycle.Canceller canceller = type == EventType.CANCELLED ? tracked.state.cancel() : null;
@@ -424,7 +425,12 @@ public class SubmissionTrackerVerticle extends VerticleBase {
         meters.finished(tracked.gpuType, type);
         meters.phase(tracked.gpuType, "total", System.nanoTime() - tracked.createdAt);
         meters.result(tracked.gpuType, type, fields);
-        if (type == EventType.CANCELLED) {
+        if (type == EventType.BASELINED) {
+          // Stored as the GPU type's newest baselines; if that fails, the next start stores them (BaselinesVerticle).
+          bus.request(Addresses.BASELINES_MEASURED, new BaselineJobs.Measured(tracked.id, tracked.gpuType, fields))
+              .onFailure(error -> log.error("baseline job {}: its figures are not stored yet: {}", tracked.id,
+                  error.getMessage()));
+        } else if (type == EventType.CANCELLED) {
           meters.cancelled(tracked.gpuType, canceller == null ? null : canceller.reason());
         } else if (type == EventType.TIME_LIMIT_EXCEEDED) {
           meters.timedOut(tracked.gpuType);

@@ -258,6 +258,35 @@ class TerminalClientTest {
   }
 
   @Test
+  void anAdminMeasuresTheBaselinesAndWatchesAJob() throws Exception {
+    Map<String, String> admin = Map.of("KERNEL_RUNNER_SERVER", "http://127.0.0.1:" + service.port(),
+        "KERNEL_RUNNER_TOKEN", TestService.ADMIN_TOKEN, "HOME", files.toString());
+    Run refused = run(env(), "baselines", "measure", "--gpu", "local", "leaky-relu");
+    assertEquals(Exit.OTHER, refused.exit());
+    assertTrue(refused.err().contains("admin only"), refused.err());
+    Run measure = run(admin, "baselines", "measure", "--gpu", "local", "leaky-relu");
+    assertEquals(0, measure.exit(), measure.err());
+    assertTrue(measure.out().startsWith("1 baseline jobs queued on local"), measure.out());
+    String id = measure.out().split("\n")[1].split(" ")[0];
+    Run watch = run(admin, "watch", id);
+    assertEquals(0, watch.exit(), watch.err());
+    assertTrue(watch.out().contains("  ✓ 1 n = 1024: eager 2.000 ms, torch_compile 1.000 ms\n"), watch.out());
+    assertTrue(watch.out().contains("baselines measured: leaky-relu float32 on Test GPU"), watch.out());
+    long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+    Run list = run(env(), "baselines", "--gpu", "local", "--problem", "leaky-relu");
+    while (!list.out().contains("job " + id) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      list = run(env(), "baselines", "--gpu", "local", "--problem", "leaky-relu");
+    }
+    assertEquals(0, list.exit(), list.err());
+    assertTrue(list.out().contains("local    leaky-relu                     float32   eager          "
+        + "4.000 ms (n = 65536) job " + id), list.out());
+    Run bad = run(admin, "baselines", "measure", "--gpu", "local", "no-such-problem");
+    assertEquals(Exit.OTHER, bad.exit());
+    assertTrue(bad.err().contains("problems[0]"), bad.err());
+  }
+
+  @Test
   void whatIsMissingIsSaidInOneLine() throws Exception {
     Run noToken = run(Map.of("HOME", files.resolve("nowhere").toString(),
         "KERNEL_RUNNER_SERVER", "http://127.0.0.1:" + service.port()), "problems");

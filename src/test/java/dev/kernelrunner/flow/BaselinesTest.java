@@ -107,4 +107,96 @@ class BaselinesTest {
       service.close();
     }
   }
+
+  /** The current baselines of one problem on the local type, by method. */
+  private static java.util.Map<String, JsonObject> current(TestService service, String token, String problem)
+      throws Exception {
+    java.util.Map<String, JsonObject> found = new java.util.TreeMap<>();
+    service.get("/api/baselines?gpu_type=local&problem=" + problem, token).json().getJsonArray("baselines")
+        .forEach(b -> found.put(((JsonObject) b).getString("method"), (JsonObject) b));
+    return found;
+  }
+
+  @Test
+  void anAdminMeasuresThemAnewThroughTheQueueAsJobsOfNoUsersQuota(Vertx vertx) throws Exception {
+    Path dir = Files.createTempDirectory("baselines");
+    Files.writeString(dir.resolve("a-local.json"), file("2026-11-01T00:00:00Z", 1.0).encode());
+    // One unfinished submission a user: three baseline jobs at once are no user's.
+    Map<String, String> env = Map.of("BASELINES_DIR", dir.toString(), "MAX_ACTIVE_PER_USER", "1");
+    TestService service = TestService.start(vertx, env);
+    String admin = TestService.ADMIN_TOKEN;
+    String user = service.userToken("cid");
+
+    TestService.Response refused = service.post("/api/admin/baselines", user,
+        new JsonObject().put("gpu_type", "local").encode());
+    assertEquals(403, refused.status(), refused.body());
+    TestService.Response bad = service.post("/api/admin/baselines", admin, new JsonObject().put("gpu_type", "local")
+        .put("problems", new JsonArray().add("leaky-relu").add("no-such-problem")).encode());
+    assertEquals(400, bad.status(), bad.body());
+    assertEquals("problems[1]", bad.json().getJsonArray("details").getJsonObject(0).getString("field"));
+    TestService.Response noType = service.post("/api/admin/baselines", admin, new JsonObject().encode());
+    assertEquals("gpu_type", noType.json().getJsonArray("details").getJsonObject(0).getString("field"));
+
+    TestService.Response queued = service.post("/api/admin/baselines", admin, new JsonObject().put("gpu_type", "local")
+        .put("problems", new JsonArray().add("leaky-relu").add("conv-1d").add("softmax")).encode());
+    assertEquals(202, queued.status(), queued.body());
+    JsonArray jobs = queued.json().getJsonArray("jobs");
+    assertEquals(3, jobs.size(), jobs.encode());
+    String leaky = jobs.getJsonObject(0).getString("id");
+    assertEquals("leaky-relu", jobs.getJsonObject(0).getString("problem"));
+    assertEquals("float32", jobs.getJsonObject(0).getString("dtype"));
+    JsonObject ended = service.awaitFinished(leaky, Duration.ofSeconds(60));
+    assertEquals("BASELINED", ended.getString("status"), ended.encode());
+    assertEquals("baseline", ended.getString("mode"));
+    JsonObject failed = service.awaitFinished(jobs.getJsonObject(1).getString("id"), Duration.ofSeconds(60));
+    assertEquals("ERROR", failed.getString("status"), "conv-1d's baseline failed: " + failed.encode());
+    service.awaitFinished(jobs.getJsonObject(2).getString("id"), Duration.ofSeconds(60));
+
+    // The job's figures are the newest, current baselines; the file's are kept, and a failed job changes nothing.
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    java.util.Map<String, JsonObject> now = current(service, user, "leaky-relu");
+    while (!("job " + leaky).equals(now.get("eager").getString("source")) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      now = current(service, user, "leaky-relu");
+    }
+    assertEquals("job " + leaky, now.get("eager").getString("source"), now.toString());
+    assertEquals(2.0, now.get("eager").getJsonObject("tests").getJsonObject("n = 1024").getDouble("median"));
+    assertEquals(2.0, now.get("torch_compile").getJsonObject("tests").getJsonObject("n = 65536")
+        .getDouble("median"));
+    assertEquals("local", now.get("eager").getString("gpu_type"), "the job's GPU type");
+    assertEquals("Test GPU", now.get("eager").getJsonObject("hardware").getString("hardware"));
+    assertTrue(current(service, user, "conv-1d").isEmpty());
+    // A user's result is compared with the new figures: 0.5 and 1.0 ms against eager's 2 and 4, torch.compile's
+    // 1 and 2.
+    String id = service.submit(user, "// agent: ok\n// runtime: 0.5\n// timing: verified");
+    service.awaitFinished(id, Duration.ofSeconds(60));
+    JsonObject speedups = service.get("/api/submissions/" + id, user).json().getJsonObject("result")
+        .getJsonObject("baseline_speedups");
+    assertEquals(4.0, speedups.getDouble("eager"), 1e-9, speedups.encode());
+    assertEquals(2.0, speedups.getDouble("torch_compile"), 1e-9, speedups.encode());
+    // The admin sees its jobs; a user does not.
+    assertEquals(200, service.get("/api/submissions/" + leaky, admin).status());
+    assertEquals(404, service.get("/api/submissions/" + leaky, user).status());
+
+    // Figures of a job that ended while they could not be stored are stored at the next start.
+    Path dataDir = service.dataDir();
+    String database = service.databaseUrl();
+    service.close();
+    io.vertx.sqlclient.Pool pool = io.vertx.pgclient.PgBuilder.pool()
+        .connectingTo(io.vertx.pgclient.PgConnectOptions.fromUri(database)).using(vertx).build();
+    try {
+      pool.query("DELETE FROM baselines WHERE source LIKE 'job %'").execute().toCompletionStage().toCompletableFuture()
+          .get();
+    } finally {
+      pool.close();
+    }
+    service = TestService.start(vertx, env, database, dataDir);
+    try {
+      now = current(service, user, "leaky-relu");
+      assertEquals("job " + leaky, now.get("eager").getString("source"), now.toString());
+      assertEquals("job " + leaky, now.get("torch_compile").getString("source"), now.toString());
+    } finally {
+      service.close();
+    }
+  }
 }

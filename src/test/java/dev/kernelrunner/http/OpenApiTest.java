@@ -36,6 +36,7 @@ class OpenApiTest {
         {"POST", "/api/admin/submissions/x/invalidate"}, {"DELETE", "/api/admin/submissions/x/invalidate"},
         {"POST", "/api/admin/tokens"}, {"GET", "/api/admin/tokens"}, {"DELETE", "/api/admin/tokens/x"},
         {"GET", "/api/admin/workers"}, {"GET", "/api/problems"}, {"GET", "/api/problems/{slug}"}, {"GET", "/api/baselines"}, {"GET", "/api/baselines/export"},
+        {"POST", "/api/admin/baselines"},
         {"GET", "/api/gpu-types"}, {"GET", "/api/me"},
         {"GET", "/api/fleets"}, {"POST", "/api/admin/fleets/x/ensure"}, {"GET", "/api/leaderboards"},
         {"GET", "/api/leaderboards/x"}, {"GET", "/api/worker/stream"}, {"POST", "/api/worker/jobs/x/lines"},

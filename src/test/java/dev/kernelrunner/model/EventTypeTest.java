@@ -84,6 +84,24 @@ class EventTypeTest {
   }
 
   @Test
+  void aBaselineJobGoesThroughBenchmarkingToBaselinedAndNothingElseEndsOne() {
+    assertTrue(PROVISIONING.accepts(BENCHMARKING, Mode.BASELINE));
+    assertTrue(BENCHMARKING.accepts(BENCHMARK_RESULT, Mode.BASELINE));
+    assertTrue(BENCHMARKING.accepts(BASELINED, Mode.BASELINE));
+    assertTrue(BENCHMARKING.accepts(ERROR, Mode.BASELINE));
+    assertTrue(BASELINED.isTerminal(Mode.BASELINE));
+    assertFalse(BASELINED.isTerminal(Mode.BENCHMARK) || BASELINED.isTerminal(Mode.CHECK));
+    assertFalse(BENCHMARKING.accepts(BENCHMARKED, Mode.BASELINE), "a baseline is no result to rank");
+    assertFalse(BENCHMARKING.accepts(BASELINED, Mode.BENCHMARK), "a submission cannot end as a baseline");
+    assertFalse(BENCHMARKING.accepts(VERIFIED, Mode.BASELINE));
+    for (EventType next : values()) {
+      assertFalse(BASELINED.accepts(next, Mode.BASELINE), next.name());
+    }
+    assertFalse(Mode.BASELINE.submittable());
+    assertTrue(Mode.BENCHMARK.submittable() && Mode.CHECK.submittable() && Mode.PROFILE.submittable());
+  }
+
+  @Test
   void reportPiecesAreNeverLifecycleEvents() {
     for (EventType status : values()) {
       for (Mode mode : Mode.values()) {
