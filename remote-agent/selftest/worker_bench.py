@@ -28,9 +28,6 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AGENT_ROOT = os.path.dirname(HERE)
-OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/worker-bench"
-COUNT = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-CASES = sys.argv[3] if len(sys.argv) > 3 else None  # which adversarial cases go through the worker first
 TOKEN = "bench-" + uuid.uuid4().hex
 
 
@@ -139,7 +136,9 @@ class StandIn(http.server.BaseHTTPRequestHandler):
         self._reply(reply)
 
 
-def submit(code, name, problem="leaky-relu", mode="benchmark"):
+def push(code, name, problem="leaky-relu", mode="benchmark"):
+    """One job through the worker, as the service pushes it; its run once it exited: {"events", "times" (each
+    event's type and arrival), "exit" (code, time, log tail), "created"}."""
     key = os.urandom(32)
     job_id = str(uuid.uuid4()) + "." + uuid.uuid4().hex[:8]
     payload = {"submission_id": name, "problem": problem, "language": "cuda", "dtype": "float32",
@@ -151,7 +150,26 @@ def submit(code, name, problem="leaky-relu", mode="benchmark"):
                             "done": threading.Event(), "created": time.monotonic()}
     HUB.jobs.put({"job_id": job_id, "submission_id": name, "payload": payload})
     HUB.runs[job_id]["done"].wait(600)
-    run = HUB.runs[job_id]
+    return HUB.runs[job_id]
+
+
+def start_worker(out):
+    """The stand-in service on a socket of its own, and the real worker (its warm path) enrolled with it, logging
+    to out/worker-bench.txt: (the worker's process, its log)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = dict(os.environ, KERNEL_RUNNER_WORKER_TOKEN=TOKEN, PYTHONPATH=AGENT_ROOT,
+               KERNEL_RUNNER_JOB_LOGS=os.path.join(out, "jobs"))
+    os.makedirs(env["KERNEL_RUNNER_JOB_LOGS"], exist_ok=True)
+    log = open(os.path.join(out, "worker-bench.txt"), "w")
+    worker = subprocess.Popen([sys.executable, "-m", "remote_agent", "worker", "--server",
+                               "http://127.0.0.1:%d" % server.server_address[1], "--gpu-type", "H100"],
+                              cwd=AGENT_ROOT, env=env, stdout=log, stderr=log)
+    return worker, log
+
+
+def submit(code, name, problem="leaky-relu", mode="benchmark"):
+    run = push(code, name, problem, mode)
     start = run["created"]
     phases = {}
     for kind, at in run["times"]:
@@ -220,42 +238,37 @@ def summary(label, rows):
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    env = dict(os.environ, KERNEL_RUNNER_WORKER_TOKEN=TOKEN, PYTHONPATH=AGENT_ROOT,
-               KERNEL_RUNNER_JOB_LOGS=os.path.join(OUT, "jobs"))
-    os.makedirs(env["KERNEL_RUNNER_JOB_LOGS"], exist_ok=True)
-    log = open(os.path.join(OUT, "worker-bench.txt"), "w")
-    worker = subprocess.Popen([sys.executable, "-m", "remote_agent", "worker", "--server",
-                               "http://127.0.0.1:%d" % server.server_address[1], "--gpu-type", "H100"],
-                              cwd=AGENT_ROOT, env=env, stdout=log, stderr=log)
+    out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/worker-bench"
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    marked = sys.argv[3] if len(sys.argv) > 3 else None  # which adversarial cases go through the worker first
+    os.makedirs(out, exist_ok=True)
+    worker, log = start_worker(out)
     with open(os.path.join(HERE, "kernels", "leaky-relu.cu")) as f:
         code = f.read()
     rows = {"fresh": [], "cached": []}
     cases = []
     try:
-        if CASES:
-            cases = adversarial_cases(CASES)
-        for i in range(COUNT):
+        if marked:
+            cases = adversarial_cases(marked)
+        for i in range(count):
             # A comment of its own: new to the compiler's cache.
             rows["fresh"].append(submit(code + "\n// fresh %s %d\n" % (uuid.uuid4().hex, i), "fresh-%d" % i))
             print("fresh ", i, rows["fresh"][-1]["final"], rows["fresh"][-1]["to_benchmarked_s"],
                   json.dumps(rows["fresh"][-1]["phases"]), flush=True)
-        for i in range(COUNT):
+        for i in range(count):
             rows["cached"].append(submit(code, "cached-%d" % i))
             print("cached", i, rows["cached"][-1]["final"], rows["cached"][-1]["to_benchmarked_s"],
                   json.dumps(rows["cached"][-1]["phases"]), rows["cached"][-1]["tail"], flush=True)
     finally:
         worker.terminate()
         worker.wait(30)
-    result = {"count": COUNT, "fresh": summary("fresh", rows["fresh"]), "cached": summary("cached", rows["cached"]),
+    result = {"count": count, "fresh": summary("fresh", rows["fresh"]), "cached": summary("cached", rows["cached"]),
               "runs": rows, "cases": cases,
               "machine": {"enrolled": HUB.machine is not None, "streams_with_proof": HUB.proofs}}
     print("machine key enrolled: %s; job streams opened with its proof: %d" % (HUB.machine is not None, HUB.proofs))
     if cases:
         print("%d of %d adversarial cases through the worker as expected" % (sum(c["ok"] for c in cases), len(cases)))
-    with open(os.path.join(OUT, "worker-bench.json"), "w") as f:
+    with open(os.path.join(out, "worker-bench.json"), "w") as f:
         json.dump(result, f, indent=1)
 
 

@@ -1,0 +1,100 @@
+"""Baseline jobs on a GPU machine, as the service's admin command runs them (POST /api/admin/baselines): each problem
+a job of mode ``baseline`` pushed to the real warm worker through worker_bench.py's stand-in for the service, and one
+through the cold agent (``python3 -m remote_agent --payload FILE``); every job must end BASELINED with figures for
+each test, eager and torch.compile. Each figure is set beside the stored one of the same problem (conf/baselines/,
+selftest/baselines.py's run on this GPU type) as a ratio.
+
+    python3 selftest/baseline_jobs.py OUT SLUG [SLUG ...]
+
+Writes OUT/baseline-jobs.json and prints a line per job."""
+import base64
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+
+import worker_bench  # noqa: E402
+
+from remote_agent import events  # noqa: E402
+
+STORED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "conf", "baselines")
+
+
+def stored_figures():
+    """{problem: {dtype: {method: {test: figures}}}} of every stored file (a later file's problem wins)."""
+    found = {}
+    for path in sorted(glob.glob(os.path.join(STORED, "*.json"))):
+        with open(path) as f:
+            found.update(json.load(f).get("problems", {}))
+    return found
+
+
+def cold(slug, out):
+    """One baseline job through the cold agent: its events."""
+    key = os.urandom(32)
+    payload = {"submission_id": "cold-" + slug, "problem": slug, "dtype": "float32", "mode": "baseline",
+               "gpu_type": "H100", "event_key": base64.b64encode(key).decode()}
+    fd, path = tempfile.mkstemp(suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(payload, f)
+    with open(os.path.join(out, "cold-%s.log" % slug), "w") as log:
+        done = subprocess.run([sys.executable, "-m", "remote_agent", "--payload", path], cwd=worker_bench.AGENT_ROOT,
+                              stdout=subprocess.PIPE, stderr=log, text=True, timeout=600)
+    return [e for e in (events.decode(line, key) for line in done.stdout.splitlines()) if e]
+
+
+def row(name, path, slug, sent, seconds, stored):
+    last = sent[-1] if sent else {}
+    ratios = {}
+    if last.get("type") == "BASELINED":
+        before = stored.get(slug, {}).get("float32", {})
+        for method, tests in last["tests"].items():
+            for test, figures in tests.items():
+                old = before.get(method, {}).get(test, {}).get("median")
+                ratios.setdefault(method, {})[test] = round(figures["median"] / old, 3) if old else None
+    results = sum(e.get("type") == "BENCHMARK_RESULT" for e in sent)
+    ok = last.get("type") == "BASELINED" and results == len(last["tests"]["eager"]) and all(
+        set(last["tests"][m]) == set(last["tests"]["eager"]) for m in ("eager", "torch_compile"))
+    line = {"name": name, "path": path, "problem": slug, "final": last.get("type"), "ok": ok,
+            "message": last.get("message"), "seconds": round(seconds, 2), "results": results,
+            "hardware": last.get("hardware"), "tests": last.get("tests"), "vs_stored": ratios}
+    compiled = [f.get("compile_seconds") for f in (last.get("tests") or {}).get("torch_compile", {}).values()]
+    print("%-5s %-6s %-34s %-10s %6.1f s  compiles %s  vs stored eager %s compile %s" % (
+        "ok" if ok else "FAIL", path, slug, last.get("type"), seconds, compiled,
+        list((ratios.get("eager") or {}).values()), list((ratios.get("torch_compile") or {}).values())), flush=True)
+    return line
+
+
+def main():
+    out, slugs = sys.argv[1], sys.argv[2:]
+    os.makedirs(out, exist_ok=True)
+    stored = stored_figures()
+    rows = []
+    began = time.monotonic()
+    sent = cold(slugs[0], out)
+    rows.append(row("cold-" + slugs[0], "cold", slugs[0], sent, time.monotonic() - began, stored))
+    worker, log = worker_bench.start_worker(out)
+    try:
+        for slug in slugs:
+            run = worker_bench.push("", "warm-" + slug, slug, "baseline")
+            seconds = (run["exit"][1] if run["exit"] else time.monotonic()) - run["created"]
+            rows.append(row("warm-" + slug, "worker", slug, run["events"], seconds, stored))
+    finally:
+        worker.terminate()
+        worker.wait(30)
+        log.close()
+    with open(os.path.join(out, "baseline-jobs.json"), "w") as f:
+        json.dump({"jobs": rows, "ok": sum(r["ok"] for r in rows), "of": len(rows)}, f, indent=1)
+    print("%d of %d baseline jobs ended BASELINED with every test" % (sum(r["ok"] for r in rows), len(rows)))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
