@@ -1,5 +1,5 @@
 """Families of catalog problems: the convolutions of KernelBench level 1 (standard, depthwise, pointwise,
-transposed; 1-D to 3-D).
+transposed; 1-D to 3-D) and the level-2 fusions of a convolution or a Linear layer with its epilogue.
 
 A family's problem.py keeps its own facts (docstring and source, CASES, the family's parameters, whatever of
 ``reference`` and ``tolerance`` is its own) and binds the functions the catalog reads from the family object, e.g.
@@ -22,6 +22,11 @@ def uniform(torch, gen, dtype, *size):
     """Values from U(-1, 1) (both signs: KernelBench's U(0, 1) lets float16 and TF32 pass a relative check on a
     sum), ``size`` as torch.rand takes it."""
     return torch.rand(*size, generator=gen, device="cuda", dtype=dtype) * 2 - 1
+
+
+def normal(torch, gen, dtype, *size):
+    """Values from N(0, 1), ``size`` as torch.randn takes it."""
+    return torch.randn(*size, generator=gen, device="cuda", dtype=dtype)
 
 
 def sum_tolerance(n):
@@ -219,3 +224,91 @@ class TransposedConvolution(_Geometry):
         n, c_in, c_out = sizes["N"], sizes["C_in"], sizes["C_out"]
         return (n * c_in * count(self.extents(sizes)) + c_in * (c_out // self.groups) * count(self.kernel)
                 + n * c_out * count(self.output_extents(sizes))) * elem
+
+
+@dataclass(frozen=True)
+class ConvolutionFusion:
+    """A level-2 fusion's convolution: conv2d of a B x C_in x H x W input from N(0, 1) with C_out filters of
+    C_in x kernel x kernel (stride 1, no padding) from weight_scale x N(0, 1) / sqrt(C_in x kernel^2) and conv_bias
+    from U(-1, 1) (times bias_scale where given), in full float32; the problem's epilogue follows (``reference``).
+    ``extra_bias``: a further per-channel input "bias" from U(-1, 1); ``out_channels``: the output's channels where
+    the epilogue reduces them (else C_out). ``value_flops``: the epilogue's FLOPs per convolution value (its bias
+    add included), ``output_flops``: per output value after such a reduction."""
+    kernel: int
+    value_flops: int
+    weight_scale: float = 1.0
+    bias_scale: Optional[float] = None
+    extra_bias: bool = False
+    out_channels: Optional[int] = None
+    output_flops: int = 0
+
+    def length(self, sizes):
+        """The number of products summed into each convolution value: C_in x kernel x kernel."""
+        return sizes["C_in"] * self.kernel * self.kernel
+
+    def make_inputs(self, sizes, dtype, gen, torch):
+        b, c, o, h, w = sizes["B"], sizes["C_in"], sizes["C_out"], sizes["H"], sizes["W"]
+        inputs = {"input": normal(torch, gen, dtype, b, c, h, w),
+                  "weight": normal(torch, gen, dtype, o, c, self.kernel, self.kernel)
+                  * (self.weight_scale / self.length(sizes) ** 0.5)}
+        conv_bias = uniform(torch, gen, dtype, o)
+        inputs["conv_bias"] = conv_bias if self.bias_scale is None else conv_bias * self.bias_scale
+        if self.extra_bias:
+            inputs["bias"] = uniform(torch, gen, dtype, o)
+        return inputs
+
+    def convolve(self, args, torch):
+        """conv2d(input, weight, conv_bias) in full float32."""
+        with full_float32(torch):
+            return torch.nn.functional.conv2d(args["input"], args["weight"], args["conv_bias"])
+
+    def _out(self, sizes):
+        """(output channels, output pixels per channel)."""
+        channels = sizes["C_out"] if self.out_channels is None else self.out_channels
+        return channels, sizes["B"] * (sizes["H"] - self.kernel + 1) * (sizes["W"] - self.kernel + 1)
+
+    def output_shapes(self, sizes):
+        trim = self.kernel - 1
+        return {"output": (sizes["B"], self._out(sizes)[0], sizes["H"] - trim, sizes["W"] - trim)}
+
+    def flops(self, sizes):
+        channels, pixels = self._out(sizes)
+        values = sizes["C_out"] * pixels
+        return values * (2 * self.length(sizes) + self.value_flops) + channels * pixels * self.output_flops
+
+    def bytes_moved(self, sizes, elem):
+        b, c, o, h, w = sizes["B"], sizes["C_in"], sizes["C_out"], sizes["H"], sizes["W"]
+        channels, pixels = self._out(sizes)
+        biases = 2 * o if self.extra_bias else o
+        return (b * c * h * w + o * self.length(sizes) + biases + channels * pixels) * elem
+
+
+@dataclass(frozen=True)
+class LinearFusion:
+    """A level-2 fusion's matrix product: input M x K from N(0, 1), weight N x K (as PyTorch's Linear stores it)
+    from weight_scale x N(0, 1) / sqrt(K), and where ``bias`` a bias of N from U(-1, 1); the problem's epilogue
+    follows (``reference``). ``rows``: the epilogue reduces each row to one value (an M x 1 output, else M x N).
+    ``epilogue_flops``: FLOPs per product value after its sum over K (the bias add included)."""
+    epilogue_flops: int
+    weight_scale: float = 1.0
+    bias: bool = True
+    rows: bool = False
+
+    def make_inputs(self, sizes, dtype, gen, torch):
+        m, n, k = sizes["M"], sizes["N"], sizes["K"]
+        inputs = {"input": normal(torch, gen, dtype, m, k),
+                  "weight": normal(torch, gen, dtype, n, k) * (self.weight_scale / k ** 0.5)}
+        if self.bias:
+            inputs["bias"] = uniform(torch, gen, dtype, n)
+        return inputs
+
+    def output_shapes(self, sizes):
+        return {"output": (sizes["M"], 1) if self.rows else (sizes["M"], sizes["N"])}
+
+    def flops(self, sizes):
+        m, n, k = sizes["M"], sizes["N"], sizes["K"]
+        return 2 * m * n * k + self.epilogue_flops * m * n
+
+    def bytes_moved(self, sizes, elem):
+        m, n, k = sizes["M"], sizes["N"], sizes["K"]
+        return (m * k + n * k + (n if self.bias else 0) + (m if self.rows else m * n)) * elem
