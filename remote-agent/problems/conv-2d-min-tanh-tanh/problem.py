@@ -2,41 +2,13 @@
 no padding) with its bias, the minimum over the output channels, then tanh twice; NCHW, one output channel.
 
 From KernelBench level 2, 25_Conv2d_Min_Tanh_Tanh.py (MIT licence: ../KERNELBENCH-LICENSE)."""
-import contextlib
+from remote_agent import families
 
-KERNEL = 3  # 3 x 3 filters, stride 1, no padding, dilation 1
-
-
-def _length(sizes):
-    """The number of products summed into each convolution value: C_in x 3 x 3."""
-    return sizes["C_in"] * KERNEL * KERNEL
-
-
-@contextlib.contextmanager
-def _full_float32(torch):
-    """cuDNN convolves float32 on TF32 tensor cores unless told not to (PyTorch's default for convolutions),
-    10-bit mantissas that this tolerance refuses: the reference convolves in full float32 (no effect on float64
-    or float16), and the setting is restored after."""
-    conv = getattr(torch.backends.cudnn, "conv", None)
-    if conv is not None and hasattr(conv, "fp32_precision"):  # PyTorch 2.9 and later
-        before = conv.fp32_precision
-        conv.fp32_precision = "ieee"
-        try:
-            yield
-        finally:
-            conv.fp32_precision = before
-    else:
-        before = torch.backends.cudnn.allow_tf32
-        torch.backends.cudnn.allow_tf32 = False
-        try:
-            yield
-        finally:
-            torch.backends.cudnn.allow_tf32 = before
 # weight = 0.5 N(0, 1) / sqrt(9 C_in), conv_bias = 0.5 U(-1, 1): the convolution's values are about N(0, 0.33), their
 # minimum over 64 channels about -1.3, where tanh(tanh(.)) still has a slope of about 0.15 (with N(0, 1) weights /
 # sqrt(9 C_in) it would be about -2.6 and the slope 0.01, flattening every error).
-WEIGHT_SCALE = 0.5
-BIAS_SCALE = 0.5
+CONVOLUTION = families.ConvolutionFusion(kernel=3, weight_scale=0.5, bias_scale=0.5, out_channels=1,
+                                         value_flops=2, output_flops=20)
 CASES = [
     {"name": "1 x 1 x 3 x 3, 1 out", "sizes": {"B": 1, "C_in": 1, "C_out": 1, "H": 3, "W": 3}},
     {"name": "2 x 3 x 9 x 17, 5 out", "sizes": {"B": 2, "C_in": 3, "C_out": 5, "H": 9, "W": 17}},
@@ -55,34 +27,15 @@ def tolerance(sizes, dtype):
     # of this tolerance. TF32 inputs (10-bit mantissas: each value about 2e-4 off, the output about 5e-5) exceed it
     # on about 60% of the outputs with 64 channels and 90% with fewer, float16 (the same, then every result
     # rounded) on nearly all; both fail, and so does all-zeros.
-    return 1e-6 + 1e-7 * _length(sizes) ** 0.5, 1e-5
-
-
-def make_inputs(sizes, dtype, gen, torch):
-    b, c, o, h, w = sizes["B"], sizes["C_in"], sizes["C_out"], sizes["H"], sizes["W"]
-    return {"input": torch.randn(b, c, h, w, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(o, c, KERNEL, KERNEL, generator=gen, device="cuda", dtype=dtype)
-            * (WEIGHT_SCALE / _length(sizes) ** 0.5),
-            "conv_bias": (torch.rand(o, generator=gen, device="cuda", dtype=dtype) * 2 - 1) * BIAS_SCALE}
+    return 1e-6 + 1e-7 * CONVOLUTION.length(sizes) ** 0.5, 1e-5
 
 
 def reference(args, torch):
-    with _full_float32(torch):
-        x = torch.nn.functional.conv2d(args["input"], args["weight"], args["conv_bias"])
+    x = CONVOLUTION.convolve(args, torch)
     x = torch.min(x, dim=1, keepdim=True)[0]
     x = torch.tanh(x)
     return {"output": torch.tanh(x)}
 
 
-def output_shapes(sizes):
-    return {"output": (sizes["B"], 1, sizes["H"] - 2, sizes["W"] - 2)}
-
-
-def flops(sizes):
-    pixels = sizes["B"] * (sizes["H"] - 2) * (sizes["W"] - 2)
-    return pixels * (sizes["C_out"] * (2 * _length(sizes) + 2) + 20)
-
-
-def bytes_moved(sizes, elem):
-    b, c, o, h, w = sizes["B"], sizes["C_in"], sizes["C_out"], sizes["H"], sizes["W"]
-    return (b * c * h * w + o * _length(sizes) + o + b * (h - 2) * (w - 2)) * elem
+make_inputs, output_shapes = CONVOLUTION.make_inputs, CONVOLUTION.output_shapes
+flops, bytes_moved = CONVOLUTION.flops, CONVOLUTION.bytes_moved

@@ -3,7 +3,7 @@
 
 From KernelBench level 1, 86_conv_depthwise_separable_2D.py (MIT licence: ../KERNELBENCH-LICENSE).
 """
-import contextlib
+from remote_agent import families
 
 KERNEL = (3, 3)  # the depthwise filters' kH, kW
 PADDING = (1, 1)  # the depthwise convolution's (stride 1, dilation 1): mid has the input's H x W
@@ -16,54 +16,25 @@ CASES = [
 ]
 
 
-def _length(sizes):
-    """The number of products behind each output element: C_in x 3 x 3 (C_in depthwise sums of 9, then C_in more)."""
-    return sizes["C_in"] * KERNEL[0] * KERNEL[1]
-
-
 def tolerance(sizes, dtype):
-    # Against the reference in double, inputs and weights from U(-1, 1): each mid value sums 9 products (about 1),
-    # each output C_in products of a weight and a mid value (about sqrt(C_in / 3)). float32 in any order passes
-    # (as for a plain convolution of n = 9 C_in products: 1e-7 n + 1e-5 sqrt(n) covers the rounding of the sums
-    # with room). float16 (inputs, weights and mid rounded: about 3e-4 relative each, about 2.6e-4 sqrt(C_in)
-    # absolute on an output) exceeds 1e-5 sqrt(n) + 1e-4 relative (about 9e-5 sqrt(C_in) on a typical output) on
-    # most elements and fails, and so does TF32; all-zeros and a copy of the input fail.
-    n = _length(sizes)
-    return 1e-5 * n ** 0.5 + 1e-7 * n, 1e-4
+    # Each mid value sums 9 products (about 1), each output C_in products of a weight and a mid value (about
+    # sqrt(C_in / 3)): float32 in any order passes, as a plain convolution's n = 9 C_in products. float16 (inputs,
+    # weights and mid rounded: about 3e-4 relative each, about 2.6e-4 sqrt(C_in) absolute on an output) exceeds
+    # 1e-5 sqrt(n) + 1e-4 relative (about 9e-5 sqrt(C_in) on a typical output) on most elements and fails, and so
+    # does TF32; all-zeros and a copy of the input fail.
+    return families.sum_tolerance(sizes["C_in"] * KERNEL[0] * KERNEL[1])
 
 
 def make_inputs(sizes, dtype, gen, torch):
     b, c, o, h, w = sizes["B"], sizes["C_in"], sizes["C_out"], sizes["H"], sizes["W"]
-    return {"input": torch.rand(b, c, h, w, generator=gen, device="cuda", dtype=dtype) * 2 - 1,
-            "depthwise_weight": torch.rand((c, 1) + KERNEL, generator=gen, device="cuda", dtype=dtype) * 2 - 1,
-            "pointwise_weight": torch.rand(o, c, 1, 1, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
-@contextlib.contextmanager
-def _full_float32(torch):
-    """cuDNN convolves float32 on TF32 tensor cores unless told not to (PyTorch's default for convolutions),
-    10-bit mantissas that this tolerance refuses: the reference convolves in full float32 (no effect on float64
-    or float16), and the setting is restored after."""
-    conv = getattr(torch.backends.cudnn, "conv", None)
-    if conv is not None and hasattr(conv, "fp32_precision"):  # PyTorch 2.9 and later
-        before = conv.fp32_precision
-        conv.fp32_precision = "ieee"
-        try:
-            yield
-        finally:
-            conv.fp32_precision = before
-    else:
-        before = torch.backends.cudnn.allow_tf32
-        torch.backends.cudnn.allow_tf32 = False
-        try:
-            yield
-        finally:
-            torch.backends.cudnn.allow_tf32 = before
+    return {"input": families.uniform(torch, gen, dtype, b, c, h, w),
+            "depthwise_weight": families.uniform(torch, gen, dtype, (c, 1) + KERNEL),
+            "pointwise_weight": families.uniform(torch, gen, dtype, o, c, 1, 1)}
 
 
 def reference(args, torch):
     x = args["input"]
-    with _full_float32(torch):
+    with families.full_float32(torch):
         mid = torch.nn.functional.conv2d(x, args["depthwise_weight"], padding=PADDING, groups=x.shape[1])
         out = torch.nn.functional.conv2d(mid, args["pointwise_weight"])
     return {"output": out}

@@ -3,13 +3,12 @@ bias): stride 2, padding 1, output_padding 0, dilation 1, groups 4; input N x C_
 4 x 3 x 3 x 3, output N x C_out x (2 D - 1) x (2 H - 1) x (2 W - 1).
 
 From KernelBench level 1, 73_conv_transposed_3D_asymmetric_input_square_kernel__strided_padded__grouped.py (MIT licence: ../KERNELBENCH-LICENSE)."""
-KERNEL = (3, 3, 3)
-STRIDE = (2, 2, 2)
-PADDING = (1, 1, 1)
-OUTPUT_PADDING = (0, 0, 0)
-DILATION = (1, 1, 1)
-GROUPS = 4
-SPATIAL = ("D", "H", "W")  # the sizes that give the input's spatial dimensions, in order
+from remote_agent import families
+
+CONVOLUTION = families.TransposedConvolution(spatial=("D", "H", "W"), kernel=(3, 3, 3), stride=(2, 2, 2),
+                                             padding=(1, 1, 1), groups=4)
+tolerance, make_inputs, reference = CONVOLUTION.tolerance, CONVOLUTION.make_inputs, CONVOLUTION.reference
+output_shapes, flops, bytes_moved = CONVOLUTION.output_shapes, CONVOLUTION.flops, CONVOLUTION.bytes_moved
 CASES = [
     {"name": "1 x 4 x 1 x 1 x 1, 4 output channels", "sizes": {"N": 1, "C_in": 4, "C_out": 4, "D": 1, "H": 1, "W": 1}},
     {"name": "2 x 12 x 3 x 5 x 7, 20 output channels", "sizes": {"N": 2, "C_in": 12, "C_out": 20, "D": 3, "H": 5, "W": 7}},
@@ -17,79 +16,3 @@ CASES = [
     {"name": "2 x 32 x 16 x 20 x 33, 32 output channels", "sizes": {"N": 2, "C_in": 32, "C_out": 32, "D": 16, "H": 20, "W": 33}},
     {"name": "2 x 32 x 32 x 64 x 128, 32 output channels", "sizes": {"N": 2, "C_in": 32, "C_out": 32, "D": 32, "H": 64, "W": 128}},
 ]
-
-
-def _input_spatial(sizes):
-    return tuple(sizes[name] for name in SPATIAL)
-
-
-def _output_spatial(sizes):
-    return tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1
-                 for n, k, s, p, o, d in zip(_input_spatial(sizes), KERNEL, STRIDE, PADDING, OUTPUT_PADDING, DILATION))
-
-
-def _taps():
-    """The most kernel taps that reach one output element (here 8): along each dimension, those whose offset
-    tap * dilation is congruent to (output position + padding) modulo the stride."""
-    count = 1
-    for k, s, d in zip(KERNEL, STRIDE, DILATION):
-        residues = [t * d % s for t in range(k)]
-        count *= max(residues.count(r) for r in residues)
-    return count
-
-
-def tolerance(sizes, dtype):
-    # Against the reference in double, inputs and weights from U(-1, 1): an output element sums up to
-    # C_in / GROUPS x _taps() products of about 1/3 (a value of about sqrt(length) / 3), as a matrix product's
-    # element sums K. The same reasoning as matrix-multiplication's: float32 in any summation order passes (its
-    # roundings add up to about 1e-8 length; 1e-7 length covers that, 1e-5 sqrt(length) the products' own);
-    # float16 (inputs and weights rounded to 11 bits: about 1.3e-4 sqrt(length) absolute, then the output rounded)
-    # exceeds 1e-4 relative + 1e-5 sqrt(length) on most elements and fails, and so would TF32 tensor cores (the
-    # same rounding of the inputs; see reference()); all-zeros fails. Outputs reached by fewer taps (borders,
-    # strides) only get more room.
-    length = sizes["C_in"] // GROUPS * _taps()
-    return 1e-5 * length ** 0.5 + 1e-7 * length, 1e-4
-
-
-def make_inputs(sizes, dtype, gen, torch):
-    n, c_in, c_out = sizes["N"], sizes["C_in"], sizes["C_out"]
-    return {"input": torch.rand(n, c_in, *_input_spatial(sizes), generator=gen, device="cuda", dtype=dtype) * 2 - 1,
-            "weight": torch.rand(c_in, c_out // GROUPS, *KERNEL, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
-def reference(args, torch):
-    # cuDNN may compute a float32 convolution on TF32 tensor cores (torch.backends.cudnn.allow_tf32 is True by
-    # default): inputs rounded to 11 bits, as coarse as float16 and refused by this tolerance (on the H100 it failed
-    # most elements). The reference is float32 proper, as a solution must be: TF32 off for this call, cuDNN's other
-    # flags as they are. Through cuDNN's own context manager, which torch.compile keeps (a plain assignment to
-    # allow_tf32 was traced away, and the compiled convolution ran on TF32).
-    cudnn = torch.backends.cudnn
-    with cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark, deterministic=cudnn.deterministic,
-                     allow_tf32=False):
-        out = torch.nn.functional.conv_transpose3d(args["input"], args["weight"], stride=STRIDE, padding=PADDING,
-                                                   output_padding=OUTPUT_PADDING, groups=GROUPS, dilation=DILATION)
-    return {"output": out}
-
-
-def output_shapes(sizes):
-    return {"output": (sizes["N"], sizes["C_out"]) + _output_spatial(sizes)}
-
-
-def _product(values):
-    result = 1
-    for v in values:
-        result *= v
-    return result
-
-
-def flops(sizes):
-    # torch.utils.flop_counter's count for a transposed convolution: every input element times every weight of its
-    # group (products that land in the padding, outside the output, included), a multiply and an add each.
-    return (2 * sizes["N"] * sizes["C_in"] * (sizes["C_out"] // GROUPS) * _product(_input_spatial(sizes))
-            * _product(KERNEL))
-
-
-def bytes_moved(sizes, elem):
-    n, c_in, c_out = sizes["N"], sizes["C_in"], sizes["C_out"]
-    return (n * c_in * _product(_input_spatial(sizes)) + c_in * (c_out // GROUPS) * _product(KERNEL)
-            + n * c_out * _product(_output_spatial(sizes))) * elem

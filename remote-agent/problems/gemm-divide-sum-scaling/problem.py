@@ -2,8 +2,11 @@
 summed over each row, times 1.5; the output is M x 1.
 
 From KernelBench level 2, 14_Gemm_Divide_Sum_Scaling.py (MIT licence: ../KERNELBENCH-LICENSE)."""
+from remote_agent import families
+
 DIVISOR = 2.0
 SCALING_FACTOR = 1.5
+LINEAR = families.LinearFusion(epilogue_flops=2, bias=False, rows=True)
 CASES = [
     {"name": "M 1, K 1, N 1", "sizes": {"M": 1, "N": 1, "K": 1}},
     {"name": "M 3, K 5, N 7", "sizes": {"M": 3, "N": 7, "K": 5}},
@@ -26,12 +29,6 @@ def tolerance(sizes, dtype):
     return n ** 0.5 * (1e-5 + 3e-7 * k ** 0.5), 1e-5
 
 
-def make_inputs(sizes, dtype, gen, torch):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return {"input": torch.randn(m, k, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(n, k, generator=gen, device="cuda", dtype=dtype) * (1.0 / k ** 0.5)}
-
-
 def reference(args, torch):
     x = torch.matmul(args["input"], args["weight"].T)
     x = x / DIVISOR
@@ -39,15 +36,5 @@ def reference(args, torch):
     return {"output": x * SCALING_FACTOR}
 
 
-def output_shapes(sizes):
-    return {"output": (sizes["M"], 1)}
-
-
-def flops(sizes):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return 2 * m * n * k + 2 * m * n
-
-
-def bytes_moved(sizes, elem):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return (m * k + n * k + m) * elem
+make_inputs, flops, bytes_moved = LINEAR.make_inputs, LINEAR.flops, LINEAR.bytes_moved
+output_shapes = LINEAR.output_shapes

@@ -2,8 +2,11 @@
 times 2.0, then LeakyReLU with negative slope 0.1.
 
 From KernelBench level 2, 12_Gemm_Multiply_LeakyReLU.py (MIT licence: ../KERNELBENCH-LICENSE)."""
+from remote_agent import families
+
 MULTIPLIER = 2.0
 NEGATIVE_SLOPE = 0.1
+LINEAR = families.LinearFusion(epilogue_flops=3)
 CASES = [
     {"name": "M 1, K 1, N 1", "sizes": {"M": 1, "N": 1, "K": 1}},
     {"name": "M 2, K 33, N 17", "sizes": {"M": 2, "N": 17, "K": 33}},
@@ -25,24 +28,10 @@ def tolerance(sizes, dtype):
     return 2e-5 + 1e-6 * sizes["K"] ** 0.5, 1e-5
 
 
-def make_inputs(sizes, dtype, gen, torch):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return {"input": torch.randn(m, k, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(n, k, generator=gen, device="cuda", dtype=dtype) * (1.0 / k ** 0.5),
-            "bias": torch.rand(n, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
 def reference(args, torch):
     x = torch.nn.functional.linear(args["input"], args["weight"], args["bias"])
     x = x * MULTIPLIER
     return {"output": torch.nn.functional.leaky_relu(x, NEGATIVE_SLOPE)}
 
 
-def flops(sizes):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return 2 * m * n * k + 3 * m * n
-
-
-def bytes_moved(sizes, elem):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return (m * k + n * k + n + m * n) * elem
+make_inputs, flops, bytes_moved = LINEAR.make_inputs, LINEAR.flops, LINEAR.bytes_moved

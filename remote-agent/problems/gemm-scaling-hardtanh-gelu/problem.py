@@ -2,12 +2,14 @@
 it), times 0.5, clamped to [-2, 2], then the exact (erf) GELU.
 
 From KernelBench level 2, 53_Gemm_Scaling_Hardtanh_GELU.py (MIT licence: ../KERNELBENCH-LICENSE)."""
+from remote_agent import families
+
 SCALING_FACTOR = 0.5
 HARDTANH_MIN = -2.0
 HARDTANH_MAX = 2.0
-# weight = WEIGHT_SCALE x N(0, 1) / sqrt(K): the scaled values are about N(0, 2.3), so that about a fifth of them
-# are clamped and GELU sees both signs.
-WEIGHT_SCALE = 3.0
+# weight = 3 N(0, 1) / sqrt(K): the scaled values are about N(0, 2.3), so that about a fifth of them are clamped and
+# GELU sees both signs.
+LINEAR = families.LinearFusion(weight_scale=3.0, epilogue_flops=10)
 CASES = [
     {"name": "M 1, K 1, N 1", "sizes": {"M": 1, "N": 1, "K": 1}},
     {"name": "M 7, K 1, N 300", "sizes": {"M": 7, "N": 300, "K": 1}},
@@ -28,13 +30,6 @@ def tolerance(sizes, dtype):
     return 1e-5 + 5e-7 * sizes["K"] ** 0.5, 1e-5
 
 
-def make_inputs(sizes, dtype, gen, torch):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return {"input": torch.randn(m, k, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(n, k, generator=gen, device="cuda", dtype=dtype) * (WEIGHT_SCALE / k ** 0.5),
-            "bias": torch.rand(n, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
 def reference(args, torch):
     x = torch.nn.functional.linear(args["input"], args["weight"], args["bias"])
     x = x * SCALING_FACTOR
@@ -42,11 +37,4 @@ def reference(args, torch):
     return {"output": torch.nn.functional.gelu(x)}
 
 
-def flops(sizes):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return 2 * m * n * k + 10 * m * n
-
-
-def bytes_moved(sizes, elem):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return (m * k + n * k + n + m * n) * elem
+make_inputs, flops, bytes_moved = LINEAR.make_inputs, LINEAR.flops, LINEAR.bytes_moved

@@ -2,10 +2,12 @@
 10, then the exact (erf) GELU.
 
 From KernelBench level 2, 86_Matmul_Divide_GELU.py (MIT licence: ../KERNELBENCH-LICENSE)."""
+from remote_agent import families
+
 DIVISOR = 10.0
-# weight = WEIGHT_SCALE x N(0, 1) / sqrt(K): the divided values are about N(0, 1), so that GELU's negative side is
-# used (with N(0, 1) weights / sqrt(K) they would be about 0.1, where GELU is nearly linear).
-WEIGHT_SCALE = 10.0
+# weight = 10 N(0, 1) / sqrt(K): the divided values are about N(0, 1), so that GELU's negative side is used
+# (with N(0, 1) weights / sqrt(K) they would be about 0.1, where GELU is nearly linear).
+LINEAR = families.LinearFusion(weight_scale=10.0, epilogue_flops=9)
 CASES = [
     {"name": "M 1, K 1, N 1", "sizes": {"M": 1, "N": 1, "K": 1}},
     {"name": "M 4, K 9, N 3", "sizes": {"M": 4, "N": 3, "K": 9}},
@@ -27,24 +29,10 @@ def tolerance(sizes, dtype):
     return 1e-5 + 5e-7 * sizes["K"] ** 0.5, 1e-5
 
 
-def make_inputs(sizes, dtype, gen, torch):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return {"input": torch.randn(m, k, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(n, k, generator=gen, device="cuda", dtype=dtype) * (WEIGHT_SCALE / k ** 0.5),
-            "bias": torch.rand(n, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
 def reference(args, torch):
     x = torch.nn.functional.linear(args["input"], args["weight"], args["bias"])
     x = x / DIVISOR
     return {"output": torch.nn.functional.gelu(x)}
 
 
-def flops(sizes):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return 2 * m * n * k + 9 * m * n
-
-
-def bytes_moved(sizes, elem):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return (m * k + n * k + n + m * n) * elem
+make_inputs, flops, bytes_moved = LINEAR.make_inputs, LINEAR.flops, LINEAR.bytes_moved

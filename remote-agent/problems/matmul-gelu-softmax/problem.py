@@ -2,6 +2,9 @@
 exact (erf) GELU, then a softmax over each row.
 
 From KernelBench level 2, 99_Matmul_GELU_Softmax.py (MIT licence: ../KERNELBENCH-LICENSE)."""
+from remote_agent import families
+
+LINEAR = families.LinearFusion(epilogue_flops=14)
 CASES = [
     {"name": "M 1, K 1, N 1", "sizes": {"M": 1, "N": 1, "K": 1}},
     {"name": "M 3, K 7, N 5", "sizes": {"M": 3, "N": 5, "K": 7}},
@@ -23,24 +26,10 @@ def tolerance(sizes, dtype):
     return 1e-9, 1e-5 + 5e-7 * sizes["K"] ** 0.5
 
 
-def make_inputs(sizes, dtype, gen, torch):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return {"input": torch.randn(m, k, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(n, k, generator=gen, device="cuda", dtype=dtype) * (1.0 / k ** 0.5),
-            "bias": torch.rand(n, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
 def reference(args, torch):
     x = torch.nn.functional.linear(args["input"], args["weight"], args["bias"])
     x = torch.nn.functional.gelu(x)
     return {"output": torch.nn.functional.softmax(x, dim=1)}
 
 
-def flops(sizes):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return 2 * m * n * k + 14 * m * n
-
-
-def bytes_moved(sizes, elem):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return (m * k + n * k + n + m * n) * elem
+make_inputs, flops, bytes_moved = LINEAR.make_inputs, LINEAR.flops, LINEAR.bytes_moved

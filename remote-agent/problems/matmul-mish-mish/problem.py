@@ -2,6 +2,9 @@
 (v * tanh(softplus(v))) twice.
 
 From KernelBench level 2, 29_Matmul_Mish_Mish.py (MIT licence: ../KERNELBENCH-LICENSE)."""
+from remote_agent import families
+
+LINEAR = families.LinearFusion(epilogue_flops=10)
 CASES = [
     {"name": "M 1, K 1, N 1", "sizes": {"M": 1, "N": 1, "K": 1}},
     {"name": "M 5, K 3, N 7", "sizes": {"M": 5, "N": 7, "K": 3}},
@@ -22,24 +25,10 @@ def tolerance(sizes, dtype):
     return 1e-5 + 5e-7 * sizes["K"] ** 0.5, 1e-5
 
 
-def make_inputs(sizes, dtype, gen, torch):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return {"input": torch.randn(m, k, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(n, k, generator=gen, device="cuda", dtype=dtype) * (1.0 / k ** 0.5),
-            "bias": torch.rand(n, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
 def reference(args, torch):
     x = torch.nn.functional.linear(args["input"], args["weight"], args["bias"])
     x = torch.nn.functional.mish(x)
     return {"output": torch.nn.functional.mish(x)}
 
 
-def flops(sizes):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return 2 * m * n * k + 10 * m * n
-
-
-def bytes_moved(sizes, elem):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return (m * k + n * k + n + m * n) * elem
+make_inputs, flops, bytes_moved = LINEAR.make_inputs, LINEAR.flops, LINEAR.bytes_moved

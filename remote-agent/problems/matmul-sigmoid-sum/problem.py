@@ -2,8 +2,10 @@
 stores it), a sigmoid, and the sum of each row; the output is M x 1.
 
 From KernelBench level 2, 56_Matmul_Sigmoid_Sum.py (MIT licence: ../KERNELBENCH-LICENSE)."""
-# weight = WEIGHT_SCALE x N(0, 1) / sqrt(K): the sigmoid's inputs are about N(0, 4.3), spread over its curve.
-WEIGHT_SCALE = 2.0
+from remote_agent import families
+
+# weight = 2 N(0, 1) / sqrt(K): the sigmoid's inputs are about N(0, 4.3), spread over its curve.
+LINEAR = families.LinearFusion(weight_scale=2.0, epilogue_flops=6, rows=True)
 CASES = [
     {"name": "M 1, K 1, N 1", "sizes": {"M": 1, "N": 1, "K": 1}},
     {"name": "M 3, K 7, N 5", "sizes": {"M": 3, "N": 5, "K": 7}},
@@ -28,28 +30,11 @@ def tolerance(sizes, dtype):
     return 2e-6 * n + 1e-7 * (n * k) ** 0.5, 1e-6
 
 
-def make_inputs(sizes, dtype, gen, torch):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return {"input": torch.randn(m, k, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(n, k, generator=gen, device="cuda", dtype=dtype) * (WEIGHT_SCALE / k ** 0.5),
-            "bias": torch.rand(n, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
 def reference(args, torch):
     x = torch.nn.functional.linear(args["input"], args["weight"], args["bias"])
     x = torch.sigmoid(x)
     return {"output": torch.sum(x, dim=1, keepdim=True)}
 
 
-def output_shapes(sizes):
-    return {"output": (sizes["M"], 1)}
-
-
-def flops(sizes):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return 2 * m * n * k + 6 * m * n
-
-
-def bytes_moved(sizes, elem):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return (m * k + n * k + n + m) * elem
+make_inputs, flops, bytes_moved = LINEAR.make_inputs, LINEAR.flops, LINEAR.bytes_moved
+output_shapes = LINEAR.output_shapes

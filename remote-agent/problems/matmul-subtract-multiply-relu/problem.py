@@ -2,11 +2,13 @@
 2.0, times 1.5, then ReLU.
 
 From KernelBench level 2, 9_Matmul_Subtract_Multiply_ReLU.py (MIT licence: ../KERNELBENCH-LICENSE)."""
+from remote_agent import families
+
 SUBTRACT = 2.0
 MULTIPLY = 1.5
-# weight = WEIGHT_SCALE x N(0, 1) / sqrt(K): input @ weight^T + bias is about N(0, 9.3), so that about a quarter of
-# the values are above 2.0 and pass the ReLU (with N(0, 1) outputs nearly all of them would be cut to zero).
-WEIGHT_SCALE = 3.0
+# weight = 3 N(0, 1) / sqrt(K): input @ weight^T + bias is about N(0, 9.3), so that about a quarter of the values are
+# above 2.0 and pass the ReLU (with N(0, 1) outputs nearly all of them would be cut to zero).
+LINEAR = families.LinearFusion(weight_scale=3.0, epilogue_flops=4)
 CASES = [
     {"name": "M 1, K 1, N 1", "sizes": {"M": 1, "N": 1, "K": 1}},
     {"name": "M 3, K 7, N 5", "sizes": {"M": 3, "N": 5, "K": 7}},
@@ -29,13 +31,6 @@ def tolerance(sizes, dtype):
     return 4e-5 + 2e-6 * sizes["K"] ** 0.5, 1e-5
 
 
-def make_inputs(sizes, dtype, gen, torch):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return {"input": torch.randn(m, k, generator=gen, device="cuda", dtype=dtype),
-            "weight": torch.randn(n, k, generator=gen, device="cuda", dtype=dtype) * (WEIGHT_SCALE / k ** 0.5),
-            "bias": torch.rand(n, generator=gen, device="cuda", dtype=dtype) * 2 - 1}
-
-
 def reference(args, torch):
     x = torch.nn.functional.linear(args["input"], args["weight"], args["bias"])
     x = x - SUBTRACT
@@ -43,11 +38,4 @@ def reference(args, torch):
     return {"output": torch.relu(x)}
 
 
-def flops(sizes):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return 2 * m * n * k + 4 * m * n
-
-
-def bytes_moved(sizes, elem):
-    m, n, k = sizes["M"], sizes["N"], sizes["K"]
-    return (m * k + n * k + n + m * n) * elem
+make_inputs, flops, bytes_moved = LINEAR.make_inputs, LINEAR.flops, LINEAR.bytes_moved
