@@ -4,9 +4,11 @@ through the cold agent (``python3 -m remote_agent --payload FILE``); every job m
 each test, eager and torch.compile. Each figure is set beside the stored one of the same problem (conf/baselines/,
 selftest/baselines.py's run on this GPU type) as a ratio.
 
-    python3 selftest/baseline_jobs.py OUT SLUG [SLUG ...]
+    python3 selftest/baseline_jobs.py OUT [--no-cold] SLUG [SLUG ...]
 
-Writes OUT/baseline-jobs.json and prints a line per job."""
+Each problem in each of its dtypes. Writes OUT/baseline-jobs.json, prints a line per job, and writes the figures of
+the worker's jobs as a baselines file (selftest/baselines.py's form, the last job's measured_at) to
+OUT/baselines.json."""
 import base64
 import glob
 import json
@@ -22,7 +24,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import worker_bench  # noqa: E402
 
-from remote_agent import events  # noqa: E402
+from remote_agent import baseline, catalog, events  # noqa: E402
 
 STORED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "conf", "baselines")
 
@@ -50,11 +52,11 @@ def cold(slug, out):
     return [e for e in (events.decode(line, key) for line in done.stdout.splitlines()) if e]
 
 
-def row(name, path, slug, sent, seconds, stored):
+def row(name, path, slug, dtype, sent, seconds, stored):
     last = sent[-1] if sent else {}
     ratios = {}
     if last.get("type") == "BASELINED":
-        before = stored.get(slug, {}).get("float32", {})
+        before = stored.get(slug, {}).get(dtype, {})
         for method, tests in last["tests"].items():
             for test, figures in tests.items():
                 old = before.get(method, {}).get(test, {}).get("median")
@@ -62,36 +64,60 @@ def row(name, path, slug, sent, seconds, stored):
     results = sum(e.get("type") == "BENCHMARK_RESULT" for e in sent)
     ok = last.get("type") == "BASELINED" and results == len(last["tests"]["eager"]) and all(
         set(last["tests"][m]) == set(last["tests"]["eager"]) for m in ("eager", "torch_compile"))
-    line = {"name": name, "path": path, "problem": slug, "final": last.get("type"), "ok": ok,
+    line = {"name": name, "path": path, "problem": slug, "dtype": dtype, "final": last.get("type"), "ok": ok,
             "message": last.get("message"), "seconds": round(seconds, 2), "results": results,
-            "hardware": last.get("hardware"), "tests": last.get("tests"), "vs_stored": ratios}
+            "hardware": last.get("hardware"), "measured_at": last.get("measured_at"), "tests": last.get("tests"),
+            "vs_stored": ratios}
     compiled = [f.get("compile_seconds") for f in (last.get("tests") or {}).get("torch_compile", {}).values()]
-    print("%-5s %-6s %-34s %-10s %6.1f s  compiles %s  vs stored eager %s compile %s" % (
-        "ok" if ok else "FAIL", path, slug, last.get("type"), seconds, compiled,
+    print("%-5s %-6s %-34s %-8s %-10s %6.1f s  compiles %s  vs stored eager %s compile %s" % (
+        "ok" if ok else "FAIL", path, slug, dtype, last.get("type"), seconds, compiled,
         list((ratios.get("eager") or {}).values()), list((ratios.get("torch_compile") or {}).values())), flush=True)
     return line
 
 
+def baselines_file(rows):
+    """The worker's jobs that ended well as one baselines file (the form the service loads)."""
+    done = [r for r in rows if r["path"] == "worker" and r["ok"]]
+    if not done:
+        return None
+    last = max(done, key=lambda r: r["measured_at"])
+    out = dict(last["hardware"], gpu_type=os.environ.get("KR_GPU_TYPE", "H100"), measured_at=last["measured_at"],
+               method="baseline jobs through the warm worker (selftest/baseline_jobs.py; " + baseline.METHOD_TEXT + ")",
+               problems={})
+    for r in done:
+        out["problems"].setdefault(r["problem"], {})[r["dtype"]] = r["tests"]
+    return out
+
+
 def main():
-    out, slugs = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    out = args.pop(0)
+    cold_first = "--no-cold" not in args
+    slugs = [a for a in args if a != "--no-cold"]
     os.makedirs(out, exist_ok=True)
     stored = stored_figures()
     rows = []
-    began = time.monotonic()
-    sent = cold(slugs[0], out)
-    rows.append(row("cold-" + slugs[0], "cold", slugs[0], sent, time.monotonic() - began, stored))
+    if cold_first:
+        began = time.monotonic()
+        sent = cold(slugs[0], out)
+        rows.append(row("cold-" + slugs[0], "cold", slugs[0], "float32", sent, time.monotonic() - began, stored))
     worker, log = worker_bench.start_worker(out)
     try:
         for slug in slugs:
-            run = worker_bench.push("", "warm-" + slug, slug, "baseline")
-            seconds = (run["exit"][1] if run["exit"] else time.monotonic()) - run["created"]
-            rows.append(row("warm-" + slug, "worker", slug, run["events"], seconds, stored))
+            for dtype in catalog.load(slug).dtypes:
+                run = worker_bench.push("", "warm-" + slug, slug, "baseline", dtype)
+                seconds = (run["exit"][1] if run["exit"] else time.monotonic()) - run["created"]
+                rows.append(row("warm-" + slug, "worker", slug, dtype, run["events"], seconds, stored))
     finally:
         worker.terminate()
         worker.wait(30)
         log.close()
     with open(os.path.join(out, "baseline-jobs.json"), "w") as f:
         json.dump({"jobs": rows, "ok": sum(r["ok"] for r in rows), "of": len(rows)}, f, indent=1)
+    measured = baselines_file(rows)
+    if measured is not None:
+        with open(os.path.join(out, "baselines.json"), "w") as f:
+            json.dump(measured, f, indent=1)
     print("%d of %d baseline jobs ended BASELINED with every test" % (sum(r["ok"] for r in rows), len(rows)))
     return 0 if all(r["ok"] for r in rows) else 1
 

@@ -136,12 +136,12 @@ class StandIn(http.server.BaseHTTPRequestHandler):
         self._reply(reply)
 
 
-def push(code, name, problem="leaky-relu", mode="benchmark"):
+def push(code, name, problem="leaky-relu", mode="benchmark", dtype="float32"):
     """One job through the worker, as the service pushes it; its run once it exited: {"events", "times" (each
     event's type and arrival), "exit" (code, time, log tail), "created"}."""
     key = os.urandom(32)
     job_id = str(uuid.uuid4()) + "." + uuid.uuid4().hex[:8]
-    payload = {"submission_id": name, "problem": problem, "language": "cuda", "dtype": "float32",
+    payload = {"submission_id": name, "problem": problem, "language": "cuda", "dtype": dtype,
                "code": code, "mode": mode, "gpu_type": "H100", "limits": {},
                "event_key": base64.b64encode(key).decode(),
                "benchmark": {"review_speedup": 10}}

@@ -184,6 +184,22 @@ class MeasureTest(unittest.TestCase):
             self.assertEqual("1", os.environ["TORCHINDUCTOR_COMPILE_THREADS"])
 
 
+class ShippedBaselinesTest(unittest.TestCase):
+    def test_the_shipped_h100_baselines_name_every_case_of_every_problem(self):
+        """A result's speedups over a baseline are matched test by test by name."""
+        path = os.path.join(os.path.dirname(catalog.PROBLEMS_DIR), os.pardir, "conf", "baselines", "H100.json")
+        with open(path) as f:
+            shipped = json.load(f)["problems"]
+        for slug in catalog.slugs():
+            problem = catalog.load(slug)
+            for dtype in problem.dtypes:
+                for method in baseline.METHODS:
+                    with self.subTest(problem=slug, dtype=dtype, method=method):
+                        tests = shipped[slug][dtype][method]
+                        self.assertEqual([case["name"] for case in problem.cases], list(tests))
+                        self.assertTrue(all(baseline.valid_figures(f, method) for f in tests.values()))
+
+
 def statistics_stdev(values):
     import statistics
     return statistics.stdev(values)
