@@ -14,7 +14,6 @@ as the agent builds it, must pass every case through the same Harness the judge 
 A problem that rejects its own kernel or accepts an attack fails. The output for the whole catalog on the H100 is
 docs/evidence/catalog-h100/validator-*."""
 import concurrent.futures
-import ctypes
 import json
 import os
 import re
@@ -137,6 +136,7 @@ def _nvcc(nvcc, work, name, units):
 
 def mismatches(problem, case, got, want):
     """How many output values are outside the float32 tolerance (a missing or misshapen output: all of them)."""
+    from remote_agent.worker import outside  # noqa: the judge's own rule, imported where a GPU is used
     atol, rtol = problem.tolerance(case["sizes"], "float32")
     bad = 0
     for name in problem.outputs():
@@ -144,8 +144,7 @@ def mismatches(problem, case, got, want):
         if value is None or value.numel() != want[name].numel():
             bad += want[name].numel()
             continue
-        diff = (value.double().reshape(-1) - want[name].reshape(-1)).abs()
-        bad += int((~(diff <= atol + rtol * want[name].reshape(-1).abs())).sum().item())
+        bad += int(outside(value, want[name], atol, rtol).sum().item())
     return bad
 
 
@@ -276,9 +275,7 @@ def known_kernels_pass(slug, torch, built, rounds=2):
         if isinstance(made, str):
             findings.append(Finding(slug, "known %s kernel builds" % language, False, detail=made))
             continue
-        fn = getattr(ctypes.CDLL(made[0]), made[1])
-        fn.restype = None
-        fn.argtypes = [ctypes.c_void_p if p["pointer"] else worker.CTYPES[p["type"]] for p in problem.parameters]
+        fn = worker.load_solution(made[0], made[1], problem)
         harness = worker.Harness({"problem": slug, "dtype": problem.dtypes[0]}, torch)
         for case in problem.cases:
             debug = None

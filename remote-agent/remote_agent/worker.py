@@ -77,6 +77,21 @@ def _wrong_message(case, debug, timed=False):
     return where + " does not match the reference"
 
 
+def outside(got, want, atol, rtol):
+    """Which values of ``got`` are not within ``atol + rtol * |want|`` of ``want`` (both flattened, compared in
+    float64): the one tolerance rule of every check. NaN compares false, so it never passes."""
+    want = want.reshape(-1)
+    return ~((got.double().reshape(-1) - want).abs() <= atol + rtol * want.abs())
+
+
+def load_solution(library, symbol, problem):
+    """The solution's function in ``library``, typed after the problem's parameters."""
+    fn = getattr(ctypes.CDLL(library), symbol)
+    fn.restype = None
+    fn.argtypes = [ctypes.c_void_p if p["pointer"] else CTYPES[p["type"]] for p in problem.parameters]
+    return fn
+
+
 class Harness:
     """A problem's tests as calls: fresh input sets, poisoned outputs, arguments, and the check against the
     reference. Shared by the worker (which runs the solution) and the judge (which never loads it)."""
@@ -145,22 +160,14 @@ class Harness:
 
     def verify(self, case, data, sample=None):
         """After a call (the device synchronized): the inputs as they were, then every output against the
-        reference computed now from the private copies. None, or the debug info of the first mismatch. The
-        reference is scrubbed before it is freed, so no later call finds an answer in freed memory."""
+        reference computed now from the private copies. None, or the debug info of the first mismatch."""
         torch = self.torch
         for name, copy in data.copies.items():
             if not torch.equal(data.inputs[name], copy):
                 return {"modified_input": name, "seed": data.seed, "sample": sample,
                         "message": "the solution modified its input '" + name + "' (inputs are read-only)"}
-        wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in data.copies.items()}
-        wide.update({k: v for k, v in data.inputs.items() if not torch.is_tensor(v)})
-        expected = self.problem.module.reference(wide, torch)
-        try:
+        with self.expected(data) as expected:
             debug = self.compare(case, expected, data.outputs, data.seed)
-        finally:
-            for value in list(expected.values()) + list(wide.values()):
-                if torch.is_tensor(value):
-                    value.zero_()
         if debug is not None and sample is not None:
             debug["sample"] = sample
         return debug
@@ -168,19 +175,24 @@ class Harness:
     def passes(self, case, data):
         """``verify``'s answer with one device sync, not one per input and output (a timed test's ~101 samples are
         each checked between two timed runs): True when the inputs are as they were and every output is within
-        tolerance; where not, ``verify`` says why. The reference is scrubbed as there."""
+        tolerance; where not, ``verify`` says why."""
+        torch = self.torch
+        atol, rtol = self.problem.tolerance(case["sizes"], self.job["dtype"])
+        flags = [(data.inputs[name] != copy).any() for name, copy in data.copies.items()]
+        with self.expected(data) as expected:
+            flags += [outside(data.outputs[name], expected[name], atol, rtol).any() for name in self.problem.outputs()]
+            return not any(torch.stack(flags).tolist())
+
+    @contextlib.contextmanager
+    def expected(self, data):
+        """The reference's outputs, computed in float64 from the private copies of the inputs; scrubbed (with the
+        copies' float64 twins) as the block ends, so no later call finds an answer in freed memory."""
         torch = self.torch
         wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in data.copies.items()}
         wide.update({k: v for k, v in data.inputs.items() if not torch.is_tensor(v)})
         expected = self.problem.module.reference(wide, torch)
-        atol, rtol = self.problem.tolerance(case["sizes"], self.job["dtype"])
-        flags = [(data.inputs[name] != copy).any() for name, copy in data.copies.items()]
-        for name in self.problem.outputs():
-            want = expected[name].reshape(-1)
-            diff = (data.outputs[name].double().reshape(-1) - want).abs()
-            flags.append((~(diff <= atol + rtol * want.abs())).any())  # NaN compares false, so it never passes
         try:
-            return not any(torch.stack(flags).tolist())
+            yield expected
         finally:
             for value in list(expected.values()) + list(wide.values()):
                 if torch.is_tensor(value):
@@ -214,7 +226,7 @@ class Harness:
             got = outputs[name].double().reshape(-1)
             want = expected[name].reshape(-1)
             diff = (got - want).abs()
-            bad = ~(diff <= atol + rtol * want.abs())  # NaN compares false, so it never passes
+            bad = outside(got, want, atol, rtol)
             mismatches = int(bad.sum().item())
             if mismatches:
                 first = int(bad.nonzero()[0].item())
@@ -476,11 +488,7 @@ class Runner(Timer):
                 self.recorder = replay.Recorder(job["library"])
             except (replay.RecordError, OSError, AttributeError) as e:
                 self.record_error = str(e)[:300]
-        lib = ctypes.CDLL(job["library"])
-        self.fn = getattr(lib, job["symbol"])
-        self.fn.restype = None
-        self.fn.argtypes = [ctypes.c_void_p if p["pointer"] else CTYPES[p["type"]]
-                            for p in self.problem.parameters]
+        self.fn = load_solution(job["library"], job["symbol"], self.problem)
 
     # ---- phases
 

@@ -1,15 +1,6 @@
 """One self-test case as a ready call: the compiled library's entry with the case's inputs (from the problem's own
 seed) and fresh outputs. Shared by the do_bench comparison and the Nsight Compute launcher."""
-import ctypes
-
-TYPES = {"float": ctypes.c_float, "size_t": ctypes.c_size_t, "int": ctypes.c_int}
-
-
-def entry(library, symbol, problem):
-    fn = getattr(ctypes.CDLL(library), symbol)
-    fn.restype = None
-    fn.argtypes = [ctypes.c_void_p if p["pointer"] else TYPES[p["type"]] for p in problem.parameters]
-    return fn
+from remote_agent.worker import load_solution as entry  # noqa: F401 (the worker's own typing of the call)
 
 
 def case_args(problem, case, torch):
