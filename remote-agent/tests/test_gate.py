@@ -42,10 +42,10 @@ class GateTest(unittest.TestCase):
         with unittest.mock.patch.object(gate, "REFRESH_SECONDS", 0.1):
             gate.release(self.flag)
             gate.hold(self.flag)  # its toucher now touches it every 0.1 s
-            threading.Timer(1.0, gate.release, args=(self.flag,)).start()
-            waited = gate.wait_released(self.flag, limit=0.3)
-        self.assertGreater(waited, 0.9, "a flag kept fresh is no flag left behind")
-        self.assertLess(waited, 3)
+            threading.Timer(2.5, gate.release, args=(self.flag,)).start()
+            waited = gate.wait_released(self.flag, limit=1.0)  # ten touches' time: a loaded machine stalls less
+        self.assertGreater(waited, 2.3, "a flag kept fresh is no flag left behind")
+        self.assertLess(waited, 5)
         gate.hold(self.flag)
         self.assertLess(gate.wait_released(self.flag, limit=10, most=0.3), 1, "no wait is longer than the most")
         gate.release(self.flag)

@@ -604,6 +604,22 @@ await scenario("problem-browser-loads-the-starter", async (page) => {
   assert.equal(await page.getByLabel("Code", { exact: true }).inputValue(), "// my own kernel\n");
 });
 
+await scenario("an-admin-watches-a-baseline-job", async (page) => {
+  const response = await fetch(base + "/api/admin/baselines", { method: "POST",
+    headers: { Authorization: "Bearer " + adminToken, "Content-Type": "application/json" },
+    body: JSON.stringify({ gpu_type: "local", problems: ["relu"] }) });
+  assert.equal(response.status, 202);
+  const job = (await response.json()).jobs[0];
+  await signIn(page, adminToken);
+  await page.getByRole("button", { name: "History" }).click();
+  await page.getByRole("button", { name: "Open submission " + job.id.slice(0, 8) }).click();
+  await summaryContains(page, "Baselines measured: 2 tests");
+  const outcome = await page.locator("#outcome").textContent();
+  assert.match(outcome, /PyTorch's baselines of relu \(float32\) on Test GPU, now the current ones of its GPU type/);
+  assert.match(outcome, /n = 1024: eager 2[.0-9]* ms, torch\.compile 1[.0-9]* ms/);
+  await page.screenshot({ path: shots + "/baseline-job.png", fullPage: true });
+});
+
 await scenario("narrow-screen-and-labels", async (page, context) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page, userToken);

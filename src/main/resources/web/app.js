@@ -5,8 +5,8 @@
 const TOKEN_KEY = "kernel-runner.token";
 const RUN_KEY = "kernel-runner.run";
 const DRAFT_KEY = "kernel-runner.draft";
-const TERMINAL = new Set(["BENCHMARKED", "PROFILED", "COMPILE_ERROR", "WRONG_ANSWER", "RUNTIME_ERROR", "TIME_LIMIT_EXCEEDED",
-  "ERROR", "CANCELLED"]);
+const TERMINAL = new Set(["BENCHMARKED", "PROFILED", "BASELINED", "COMPILE_ERROR", "WRONG_ANSWER", "RUNTIME_ERROR",
+  "TIME_LIMIT_EXCEEDED", "ERROR", "CANCELLED"]);
 const EVENT_TYPES = ["IN_QUEUE", "PROVISIONING", "COMPILING", "CHECKING", "TEST_RESULT", "CHECKED", "BENCHMARKING",
   "BENCHMARK_RESULT", "PROFILING", "PROFILE_RESULT", "VERIFIED", ...TERMINAL];
 const PHASE_OF = {IN_QUEUE: "IN_QUEUE", PROVISIONING: "PROVISIONING", COMPILING: "COMPILING", CHECKING: "CHECKING",
@@ -707,7 +707,7 @@ function finish(run, frame) {
   }
   $("cancel-button").hidden = true;
   const type = frame.status;
-  const success = type === "BENCHMARKED" || type === "CHECKED" || type === "PROFILED";
+  const success = type === "BENCHMARKED" || type === "CHECKED" || type === "PROFILED" || type === "BASELINED";
   const end = phaseItem("END");
   PHASES.forEach((p) => {
     const li = phaseItem(p);
@@ -726,6 +726,10 @@ function finish(run, frame) {
   }
   if (type === "PROFILED") {
     profiled(run, frame);
+    return;
+  }
+  if (type === "BASELINED") {
+    baselined(frame);
     return;
   }
   if (type === "CHECKED") {
@@ -750,6 +754,19 @@ function finish(run, frame) {
   }
   outcome.replaceChildren(box);
   summary(type.replace(/_/g, " ").toLowerCase() + (frame.message ? ": " + frame.message : ""));
+}
+
+// An admin's baseline job: PyTorch's own medians per test, eager and compiled, now its GPU type's current ones.
+function baselined(frame) {
+  const tests = frame.tests || {};
+  const eager = tests.eager || {};
+  const compiled = tests.torch_compile || {};
+  const rows = Object.keys(eager).map((name) => el("li", {}, name + ": eager " + fmt((eager[name] || {}).median)
+    + " ms, torch.compile " + fmt((compiled[name] || {}).median) + " ms (medians)"));
+  $("outcome").replaceChildren(el("div", {class: "outcome-ok"}, el("p", {}, "PyTorch's baselines of " + frame.problem
+    + " (" + frame.dtype + ") on " + ((frame.hardware || {}).hardware || "this GPU")
+    + ", now the current ones of its GPU type:"), el("ul", {}, ...rows)));
+  summary("Baselines measured: " + Object.keys(eager).length + " tests");
 }
 
 // The figures over the tests, each named: the geomean (what the boards rank by) first, then the mean.

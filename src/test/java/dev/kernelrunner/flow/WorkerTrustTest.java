@@ -158,6 +158,13 @@ class WorkerTrustTest {
     AgentOutput.EventKey key = AgentOutput.EventKey.of(job.getJsonObject("payload").getString("event_key"));
     holder.lines(jobId, 0, List.of(signed(key, "COMPILING", new JsonObject())));
     holder.close();
+    // The run is on record (its backend's run name) before the stop: else the restart finds nothing to follow
+    // again, queues the submission anew, and nothing is held for the thief to be refused.
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (service.get("/api/submissions/" + id, user).json().getValue("run_name") == null
+        && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
     Path dataDir = service.dataDir();
     String database = service.databaseUrl();
     service.close();
