@@ -347,13 +347,7 @@ public final class TerminalClient {
       }
       return problem(api, command, command.arguments().get(1));
     }
-    List<String> query = new ArrayList<>();
-    for (String[] pair : new String[][] {{"--level", "level"}, {"--tag", "tag"}, {"--search", "q"}}) {
-      if (command.flag(pair[0]) != null) {
-        query.add(pair[1] + "=" + URLEncoder.encode(command.flag(pair[0]), StandardCharsets.UTF_8));
-      }
-    }
-    JsonObject answer = api.get("/api/problems" + (query.isEmpty() ? "" : "?" + String.join("&", query)));
+    JsonObject answer = api.get("/api/problems" + query(command, "--level", "level", "--tag", "tag", "--search", "q"));
     if (command.json()) {
       out.println(answer.encodePrettily());
       return Exit.OK;
@@ -421,13 +415,7 @@ public final class TerminalClient {
     if (!arguments.isEmpty()) {
       throw new CliError("baselines takes no argument, or measure [SLUG ...]", Exit.USAGE);
     }
-    List<String> query = new ArrayList<>();
-    for (String[] pair : new String[][] {{"--gpu", "gpu_type"}, {"--problem", "problem"}}) {
-      if (command.flag(pair[0]) != null) {
-        query.add(pair[1] + "=" + URLEncoder.encode(command.flag(pair[0]), StandardCharsets.UTF_8));
-      }
-    }
-    JsonObject answer = api.get("/api/baselines" + (query.isEmpty() ? "" : "?" + String.join("&", query)));
+    JsonObject answer = api.get("/api/baselines" + query(command, "--gpu", "gpu_type", "--problem", "problem"));
     if (command.json()) {
       out.println(answer.encodePrettily());
       return Exit.OK;
@@ -450,6 +438,18 @@ public final class TerminalClient {
       out.println("no baselines stored");
     }
     return Exit.OK;
+  }
+
+  /** The query string ("?a=b&...", or "") of the flags given, each {@code flag, parameter} in turn. */
+  private static String query(Command command, String... flagsAndParameters) {
+    List<String> query = new ArrayList<>();
+    for (int i = 0; i < flagsAndParameters.length; i += 2) {
+      String value = command.flag(flagsAndParameters[i]);
+      if (value != null) {
+        query.add(flagsAndParameters[i + 1] + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8));
+      }
+    }
+    return query.isEmpty() ? "" : "?" + String.join("&", query);
   }
 
   /** A baseline job's test: eager's and torch.compile's medians; nothing for a submission's. */

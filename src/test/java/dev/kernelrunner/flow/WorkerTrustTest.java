@@ -158,13 +158,17 @@ class WorkerTrustTest {
     AgentOutput.EventKey key = AgentOutput.EventKey.of(job.getJsonObject("payload").getString("event_key"));
     holder.lines(jobId, 0, List.of(signed(key, "COMPILING", new JsonObject())));
     holder.close();
-    // The run is on record (its backend's run name) before the stop: else the restart finds nothing to follow
-    // again, queues the submission anew, and nothing is held for the thief to be refused.
+    // The run and its COMPILING are on record before the stop (CI stopped the service 5 ms after the job was
+    // given, its PROVISIONING not yet stored): else the restart finds it still queued, queues it anew, and nothing
+    // is held for the thief to be refused.
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (service.get("/api/submissions/" + id, user).json().getValue("run_name") == null
+    JsonObject stored = service.get("/api/submissions/" + id, user).json();
+    while ((stored.getValue("run_name") == null || !"COMPILING".equals(stored.getString("status")))
         && System.nanoTime() < deadline) {
       Thread.sleep(50);
+      stored = service.get("/api/submissions/" + id, user).json();
     }
+    assertEquals("COMPILING", stored.getString("status"), stored.encode());
     Path dataDir = service.dataDir();
     String database = service.databaseUrl();
     service.close();
