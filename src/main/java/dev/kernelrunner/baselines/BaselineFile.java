@@ -14,7 +14,8 @@ import java.util.List;
 public final class BaselineFile {
   /** The methods a baseline has (baseline.py METHODS). */
   public static final List<String> METHODS = List.of("eager", "torch_compile");
-  private static final List<String> VERSIONS = List.of("hardware", "driver", "torch", "triton", "cuda", "hip");
+  /** The device and software fields of a baselines file, which the store keeps as each row's {@code hardware}. */
+  public static final List<String> VERSIONS = List.of("hardware", "driver", "torch", "triton", "cuda", "hip");
 
   private BaselineFile() {}
 

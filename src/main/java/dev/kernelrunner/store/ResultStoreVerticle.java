@@ -1,5 +1,6 @@
 package dev.kernelrunner.store;
 
+import dev.kernelrunner.baselines.BaselineFile;
 import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
@@ -249,7 +250,7 @@ public class ResultStoreVerticle extends VerticleBase {
     JsonObject file = body.getJsonObject("file");
     java.time.OffsetDateTime measuredAt = java.time.OffsetDateTime.parse(file.getString("measured_at"));
     JsonObject hardware = new JsonObject();
-    for (String key : List.of("hardware", "driver", "torch", "triton", "cuda", "hip")) {
+    for (String key : BaselineFile.VERSIONS) {
       if (file.getValue(key) != null) {
         hardware.put(key, file.getValue(key));
       }
