@@ -771,8 +771,7 @@ class Agent:
         BENCHMARKING, a BENCHMARK_RESULT per test case, then BASELINED (the service stores it as the GPU type's
         newest baselines of the problem)."""
         work = self.workspace.work
-        self.job = self._job_basis(payload)
-        argv, env = self._worker_argv(work, dict(self.job, mode="baseline"))
+        argv, env = self._worker_argv(work, dict(self._job_basis(payload), mode="baseline"))
         device_start = _background(device.info)
         child = self._start_worker(argv, env, work)
         gate.hold()
