@@ -136,6 +136,11 @@ class BaselinesTest {
     assertEquals("problems[1]", bad.json().getJsonArray("details").getJsonObject(0).getString("field"));
     TestService.Response noType = service.post("/api/admin/baselines", admin, new JsonObject().encode());
     assertEquals("gpu_type", noType.json().getJsonArray("details").getJsonObject(0).getString("field"));
+    // A user cannot make a baseline job of a submission (it would store its figures as the baselines).
+    TestService.Response asBaseline = service.post("/api/submissions", user,
+        TestService.submission("// agent: ok", "baseline").encode());
+    assertEquals(400, asBaseline.status(), asBaseline.body());
+    assertEquals("mode", asBaseline.json().getJsonArray("details").getJsonObject(0).getString("field"));
 
     TestService.Response queued = service.post("/api/admin/baselines", admin, new JsonObject().put("gpu_type", "local")
         .put("problems", new JsonArray().add("leaky-relu").add("conv-1d").add("softmax")).encode());
