@@ -117,5 +117,20 @@ def run(args, workspace):
     return 0
 
 
+def end(code):
+    """This process's end. An agent that imported PyTorch (a warm one forks its job's processes from itself:
+    forked.py) ends without the interpreter's teardown, which then took 0.5-1 s after each job's result on the H100
+    (docs/evidence/replay-h100/run15-*), and a warm worker's next job waited for it: by then the room is closed, the
+    job's user released and its events written."""
+    if "torch" not in sys.modules:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code if isinstance(code, int) else 1)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    end(main())

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from remote_agent import (baseline, catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
                           reference_cache, room, sandbox, stats, verification)
+from remote_agent import forked
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
 
@@ -29,6 +30,7 @@ FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "RUNTIME_ERRO
 # for itself: the service asks for it on a board's new #1).
 AUDIT_SHARE = 0.05
 REPLAY, OWN = "replay", "own"  # the timed pairs: the replay of the recorded call, the solution's own process
+FORK_VARIABLE = "KR_FORK_PRESTARTED"  # "0": a warm agent starts its job's processes as new interpreters (forked.py)
 
 
 def log(*parts):
@@ -50,53 +52,60 @@ def build_plan(code, language, problem, toolchain):
 class Prestarted:
     """What a warm agent makes before its payload arrives: the toolchain and nvcc's steps for it, the process that
     will run the solution (Python, PyTorch, the device's context) with the plain judge's pair beside it (it checks
-    beside the solution's own check) and, once the solution's process is ready, the pair that times the replay
-    (needed after the check); each started into the job's room as ever and waiting on its stdin for its job (the
-    solution's process first for the reference's, while the solution compiles). Used by one submission only."""
+    beside the solution's own check) and the pair that times the replay (needed after the check); each started into
+    the job's room as ever, as a fork of this agent where PyTorch imports here (forked.py), and waiting on its stdin
+    for its job (the solution's process first for the reference's, while the solution compiles). Used by one
+    submission only."""
 
     def __init__(self, work, job_room):
         self.process = self.ready = None
         self.pairs = {}  # (the judge, its worker, when they were started) by use: None (the verdict's), REPLAY
         self.work = work
         self.room = job_room
-        _background(device.nvml)  # NVML's start (the device's readings around the job), before the job
-        self.nvcc_plans = _background(self._nvcc_plans)
+        # Forks of this process where PyTorch imports here (forked.py): made now, before its payload is read and
+        # before any thread of its own starts.
+        self.popen = forked.Forked if os.environ.get(FORK_VARIABLE, "1") != "0" and forked.available() \
+            else subprocess.Popen
         try:
             self._start()
         except Exception:
             self.discard()
             raise
+        _background(device.nvml)  # NVML's start (the device's readings around the job), before the job
+        self.nvcc_plans = _background(self._nvcc_plans)
+        self.ready = threading.Thread(target=self._then_ready, daemon=True)
+        self.ready.start()
 
     def _start(self):
         argv, env = worker_command(self.work)
+        served = argv + ["-", worker_module.NO_CUPTI]
         # No CUPTI session in the solution's process: it records its calls through CUPTI's callbacks itself.
-        self.process = subprocess.Popen(argv + ["-", worker_module.NO_CUPTI], cwd=self.work, env=env,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True, start_new_session=True,
-                                        preexec_fn=solution_preexec(self.room, self.work))
+        self.process = self.popen(served, cwd=self.work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                  preexec_fn=solution_preexec(self.room, self.work))
         # Started after the solution's process was ready, the plain pair was still starting for a fifth of
         # back-to-back jobs (docs/evidence/worker-h100/run18: started 1.7 s ahead, the judge took 1.2 s, not 0.3-0.45).
-        self._start_pair(None, argv + ["-", worker_module.NO_CUPTI], env)
+        self._start_pair(None, served, env)
         # The replay's pair starts now too (it times with events alone: no CUPTI session to make), so that it is
         # ready before the job's benchmark: started once the solution's process was ready, it was still starting
         # when needed (docs/evidence/replay-h100/run3-bench.txt: 1.9 s of a 3.1 s timed replay).
-        self.ready = threading.Thread(target=self._then_ready, args=(argv + ["-", worker_module.NO_CUPTI], env),
-                                      daemon=True)
-        self.ready.start()
+        self._start_pair(REPLAY, served, env)
 
     def _start_pair(self, use, served, env):
         """A judge and its worker (``served``: its argv) as verification.run runs them, waiting for their job."""
         try:
-            judge, worker = start_pair(self.room, self.work, served, env)
+            judge, worker = start_pair(self.room, self.work, served, env, popen=self.popen)
             self.pairs[use] = (judge, worker, time.monotonic())
         except (OSError, subprocess.SubprocessError) as e:
             log("agent: could not start the judge ahead:", repr(e))
 
-    def _then_ready(self, served, env):
-        """The replay's pair (where there is nvcc: NVIDIA only), then the solution's process read until ready."""
+    def _then_ready(self):
+        """The replay's pair ended where there is no nvcc (it replays NVIDIA's device code only), then the solution's
+        process read until ready."""
         toolchain = self.toolchain("cuda")
-        if toolchain is not None and toolchain.kind == "nvcc":
-            self._start_pair(REPLAY, served, env)
+        if (toolchain is None or toolchain.kind != "nvcc") and REPLAY in self.pairs:
+            judge, worker, _ = self.pairs.pop(REPLAY)
+            verification._kill(judge, worker)
         for line in self.process.stderr:
             if line.strip() == worker_module.READY:
                 break
@@ -199,18 +208,19 @@ def solution_preexec(job_room, work, nice=0):
     return job_room.preexec("solution", work, own=[os.path.join(work, HOME)], nice=nice)
 
 
-def start_pair(job_room, work, served, env, tool=None, output=None):
+def start_pair(job_room, work, served, env, tool=None, output=None, popen=subprocess.Popen):
     """The judge and its serving worker (``served``), each started into the room on its own, joined by a channel of
     their own (verification.Channel): the judge at home in the judge's folder; the worker as a solution's process,
     or, under ``tool`` (the profiler), the profiler writing its reports' folder and passing ``output`` (its figures'
-    pipe) and the channel on."""
+    pipe) and the channel on. ``popen``: forked.Forked for a warm agent's (never under a tool: it execs)."""
     def judge(end):
         return verification.start(JUDGE_ARGV, dict(env, HOME=os.path.join(work, JUDGE_HOME)), work,
-                                  job_room.preexec("judge", work, own=[os.path.join(work, JUDGE_HOME)]), end=end)
+                                  job_room.preexec("judge", work, own=[os.path.join(work, JUDGE_HOME)]), end=end,
+                                  popen=popen)
 
     def worker(end):
         if tool is None:
-            return verification.start(served, env, work, solution_preexec(job_room, work), end=end)
+            return verification.start(served, env, work, solution_preexec(job_room, work), end=end, popen=popen)
         # ncu's heavy start yields to the job's work (nice); it keeps a home to write its settings to. With an
         # output (Nsight Compute's), its stdout is the agent's pipe, and the worker under it speaks on its own.
         preexec = job_room.preexec("profiler", work, own=[os.path.join(work, PROFILER), os.path.join(work, HOME)],

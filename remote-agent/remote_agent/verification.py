@@ -59,14 +59,13 @@ def peer():
     return os.fdopen(read_fd, "r", encoding="utf-8", errors="replace"), os.fdopen(write_fd, "w", buffering=1)
 
 
-def start(argv, env, cwd, preexec, pass_fds=(), stdout=subprocess.PIPE, end=None):
+def start(argv, env, cwd, preexec, pass_fds=(), stdout=subprocess.PIPE, end=None, popen=subprocess.Popen):
     """A judge or serving-worker process as a verification talks to it (pipes, a session of its own); ``end``: its
-    end of a Channel."""
+    end of a Channel; ``popen``: how it is started (forked.Forked: a fork of a warm agent)."""
     if end is not None:
         env, pass_fds = dict(env, **{PEER: "%d,%d" % end}), tuple(pass_fds) + tuple(end)
-    return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=stdout,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=preexec,
-                            pass_fds=pass_fds)
+    return popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                 start_new_session=True, preexec_fn=preexec, pass_fds=pass_fds)
 
 
 def start_both(start_judge, start_worker):

@@ -2,7 +2,8 @@
 // worker, the one under the profiler), the host code looks for what it must not reach: another process's memory
 // (the agent's event key, the worker's token, the judge's secret inputs), the worker's token in any environment,
 // the profiler's output (its stdout pipe, or /proc/<profiler>/fd/1) to write a forged verdict into, a trace of or a
-// signal to its parent and to the room's first process, and a write into the job's work folder. Each success is a
+// signal to its parent and to the room's first process, a write into the job's work folder, and the agent's payload or
+// the worker's token in its own memory (a fork of a warm agent's). Each success is a
 // "KR-ATTACK-SUCCEEDED" line in the log and NaN in its output, so any breach is a WRONG_ANSWER. Verdict: BENCHMARKED,
 // the profiler's verdict verified, no breach.
 #include <dirent.h>
@@ -61,6 +62,50 @@ static void environments_and_memory(void) {
   if (proc) closedir(proc);
 }
 
+// A warm agent forks the job's processes from itself (remote_agent/forked.py): each holds a copy of the agent's memory
+// as it was at the fork. Its payload (the event key, the worker's cache secret, the code) must not be in it. The
+// needles are put together here, on the heap, and that one place is skipped.
+static void own_memory(void) {
+  const char* parts[][2] = {{"\"event_", "key\": \""}, {"\"event_", "key\":\""}, {"CACHE-", "SECRET "},
+                            {"KERNEL_RUNNER_WORKER_", "TOKEN="}};
+  char* needles[4];
+  for (int i = 0; i < 4; i++) {
+    needles[i] = (char*) malloc(64);
+    snprintf(needles[i], 64, "%s%s", parts[i][0], parts[i][1]);
+  }
+  FILE* maps = fopen("/proc/self/maps", "r");
+  int mem = open("/proc/self/mem", O_RDONLY);
+  static char chunk[1 << 20];
+  char line[512];
+  while (maps && mem >= 0 && fgets(line, sizeof line, maps)) {
+    unsigned long start, end;
+    char perms[8];
+    if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[0] != 'r') continue;
+    if (strstr(line, "/dev/") || strstr(line, "[vvar]") || strstr(line, "[vsyscall]")) continue;
+    for (unsigned long at = start; at < end; at += sizeof chunk - 64) {
+      size_t want = end - at < sizeof chunk ? end - at : sizeof chunk;
+      ssize_t got = pread(mem, chunk, want, (off_t) at);
+      if (got <= 0) break;
+      for (int i = 0; i < 4; i++) {
+        size_t n = strlen(needles[i]);
+        for (ssize_t j = 0; j + (ssize_t) n <= got; j++) {
+          char* where = (char*) (at + j);
+          if (where == needles[i] || (where >= chunk && where < chunk + sizeof chunk)) continue;  // its own
+          // The cache secret's prefix is a constant of the agent's code too (payload.CACHE_SECRET): the secret is
+          // the hex that follows it in what the worker wrote.
+          if (i == 2 && (j + (ssize_t) n + 16 > got || strspn(chunk + j + n, "0123456789abcdef") < 16)) continue;
+          if (memcmp(chunk + j, needles[i], n) == 0) {
+            succeeded(needles[i], getpid());
+            j = got;
+          }
+        }
+      }
+    }
+  }
+  if (maps) fclose(maps);
+  if (mem >= 0) close(mem);
+}
+
 static void profiler_output(void) {
   const char* pipe = getenv("KR_PROFILER_PIPE");
   if (!pipe) return;
@@ -115,6 +160,7 @@ extern "C" void solution(const float* input, float alpha, float* output, size_t 
     tried = 1;
     fprintf(stderr, "KR-ATTACK-TRIED room-escape in pid %d\n", (int) getpid());
     environments_and_memory();
+    own_memory();
     profiler_output();
     parent_and_first();
     work_folder();
