@@ -351,14 +351,22 @@ class Timer(Harness):
         window = self.empty_window()
         clocks, temperatures = [], []
 
+        self.spent = spent = {"prepare": 0.0, "timed": 0.0, "after": 0.0}  # where the samples' time went (the log)
+
         def sample():
+            at = time.monotonic()
             run = prepare()
+            prepared = time.monotonic()
             torch.cuda.synchronize()
             event_ms = self.time_once(run)
+            timed = time.monotonic()
             clocks.append(self.nvml.sm_clock())
             temperatures.append(self.nvml.temperature())
             if check_after is not None:
                 check_after()
+            spent["prepare"] += prepared - at
+            spent["timed"] += timed - prepared
+            spent["after"] += time.monotonic() - timed
             return event_ms
 
         rule = self.rule
@@ -366,14 +374,16 @@ class Timer(Harness):
         many = stats.median(raw) - window < stats.SHORT_KERNEL_MS
         if many:
             rule = stats.many_samples_rule(rule)
-            raw = stats.collect_more(raw, sample, rule)
+            raw = stats.collect_more(raw, sample, rule, settled=lambda taken: stats.median_settled(taken, window))
         kept, throttled = stats.unthrottled(raw, clocks, max_clock, rule.min_runs)
         discarded = len(raw) - len(kept)
         samples = stats.net(kept, window)
         timing = "events"
         method = ("CUDA events after an L2 read-flush and a persisting-L2 reset, less an empty event window ("
                   + "%.4f ms), median of %d" % (window, len(samples))
-                  + (" (a short kernel: %d samples)" % rule.max_runs if many else "") + " unthrottled samples")
+                  + (" (a short kernel: %d to %d samples, until the median's 95%% interval was within %g%% or %d "
+                     "clock ticks)" % (rule.min_runs, rule.max_runs, 100 * stats.MEDIAN_SHARE, stats.MEDIAN_TICKS)
+                     if many else "") + " unthrottled samples")
         small = stats.median(samples) < stats.SMALL_KERNEL_MS
         began = time.monotonic()
         spans = self.device_spans(prepare, stats.SPAN_CALLS if small else 2, check_after) if guard else None
@@ -419,8 +429,9 @@ class Timer(Harness):
             return call
         began = time.monotonic()
         figures = self.measure(prepare, guard=self.GUARDED)
-        print("worker: test %d: %d fresh input sets, %.3f s of %.3f s waiting for them" % (
-            test_id, len(waited), sum(waited), time.monotonic() - began), file=sys.stderr, flush=True)
+        print("worker: test %d: %d fresh input sets, %.3f s of %.3f s waiting for them (samples: %s)" % (
+            test_id, len(waited), sum(waited), time.monotonic() - began,
+            ", ".join("%s %.3f s" % kv for kv in self.spent.items())), file=sys.stderr, flush=True)
         figures["runtime"] = {"torch": self.torch.__version__, "cuda": self.torch.version.cuda,
                               "hip": getattr(self.torch.version, "hip", None), "device": self.device_name}
         return figures
@@ -656,11 +667,10 @@ def _prepare(cupti=True):
     the device-span guard's) through its first session, and the common kernels loaded, while it waits. No profiler
     session under Nsight Compute, which owns the counters there. Not while another job's benchmark runs on the
     device (gate.py)."""
+    began = time.monotonic()
     import torch
+    imported = time.monotonic()
     waited = gate.wait_released(until=sys.stdin)
-    if waited > 0.05:
-        print("worker: waited %.2f s for a benchmark to end before touching the device" % waited, file=sys.stderr,
-              flush=True)
     if torch.cuda.is_available():
         if cupti:
             with device_activity(torch) as prof:
@@ -669,7 +679,29 @@ def _prepare(cupti=True):
             _ = prof.function_events  # its records parsed once too
         warm_kernels(torch)
     device.nvml()  # the clock readings' library, started
+    print("worker: " + prestarted_in(began, imported, waited), file=sys.stderr, flush=True)
     print(READY, file=sys.stderr, flush=True)
+
+
+def process_age():
+    """Seconds since this process started (proc(5): /proc/self/stat's 22nd field, in clock ticks after boot, against
+    /proc/uptime), or None where /proc does not say."""
+    try:
+        with open("/proc/self/stat") as f:
+            started = int(f.read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+        with open("/proc/uptime") as f:
+            return float(f.read().split()[0]) - started
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def prestarted_in(began, imported, waited):
+    """How a process started ahead of its job got ready (the log's): Python's start, PyTorch's import, the timing
+    gate, the device's context and first kernels."""
+    now, age = time.monotonic(), process_age()
+    return "ready %s(Python %s, PyTorch %.2f s, the gate %.2f s, the device %.2f s)" % (
+        "%.2f s after its start " % age if age is not None else "", "%.2f s" % (age - (now - began))
+        if age is not None else "?", imported - began, waited, now - imported - waited)
 
 
 def full_float32(torch):

@@ -187,6 +187,10 @@ def submit(code, name, problem="leaky-relu", mode="benchmark"):
             "verification": last.get("verification"), "avg_runtime_ms": last.get("avg_runtime_ms"),
             "geomean_runtime_ms": last.get("geomean_runtime_ms"), "geomean_speedup": last.get("geomean_speedup"),
             "ranked": last.get("ranked"),
+            "tests": [{"name": r.get("name"), "runtime_ms": r.get("runtime_ms"),
+                       "iterations": (r.get("runtime_stats") or {}).get("iterations")}
+                      for r in (e.get("result") or {} for e in run["events"]
+                                if e.get("type") == "BENCHMARK_RESULT")],
             "exit": run["exit"][0] if run["exit"] else None,
             "tail": [line for line in (run["exit"][2] or []) if line.startswith(("agent:", "worker: ", "judge: judge:"))]
             if run["exit"] and last.get("type") == "BENCHMARKED" else (run["exit"][2] or [])[-5:] if run["exit"]
@@ -234,6 +238,17 @@ def summary(label, rows):
     print("%-8s %d/%d BENCHMARKED  p50 %.2f s  p90 %.2f s  (min %.2f, max %.2f)  exit p50 %.2f s  ~%s/hour" % (
         label, len(times), len(rows), out["p50_s"], out["p90_s"], out["min_s"], out["max_s"], out["exit_p50_s"],
         out["per_hour"]))
+    # Each test's figure from one job (one set of processes) to the next: the spread of the published medians.
+    out["tests"] = {}
+    for name in dict.fromkeys(t["name"] for r in rows for t in r.get("tests") or []):
+        figures = [t["runtime_ms"] for r in rows for t in r.get("tests") or [] if t["name"] == name and t["runtime_ms"]]
+        counts = [t["iterations"] for r in rows for t in r.get("tests") or [] if t["name"] == name and t["iterations"]]
+        if figures:
+            middle = statistics.median(figures)
+            out["tests"][name] = {"median_ms": middle, "spread": (max(figures) - min(figures)) / middle,
+                                  "jobs": len(figures), "samples_p50": statistics.median(counts) if counts else None}
+            print("%-8s   %-12s median %.5f ms over %d jobs, spread %.1f%%, samples p50 %s" % (
+                "", name, middle, len(figures), 100 * out["tests"][name]["spread"], out["tests"][name]["samples_p50"]))
     return out
 
 

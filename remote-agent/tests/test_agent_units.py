@@ -239,13 +239,32 @@ class StatsTest(unittest.TestCase):
         self.assertAlmostEqual(2.0, stats.geomean([1.0, 4.0]))
         self.assertIsNone(stats.geomean([]))
 
-    def test_short_kernels_get_a_fixed_larger_count(self):
+    def test_short_kernels_get_samples_until_their_median_is_known(self):
         rule = stats.many_samples_rule(stats.StoppingRule())
         first = stats.collect(self.fake([0.054] * 500), stats.StoppingRule())
         self.assertEqual(5, len(first))  # the coefficient-of-variation rule alone stops at its minimum
-        more = stats.collect_more(first, self.fake([0.054] * 500), rule)
-        self.assertEqual(stats.MANY_SAMPLES, len(more))
-        self.assertEqual(first, more[:len(first)])
+        settled = lambda taken: stats.median_settled(taken, 0.00125)  # noqa: E731
+        steady = stats.collect_more(first, self.fake([0.054] * 500), rule, settled)
+        self.assertEqual(stats.SHORT_MIN_SAMPLES, len(steady), "a steady kernel stops at the minimum")
+        self.assertEqual(first, steady[:len(first)])
+        # 2.6 us spread evenly over +-30 of the clock's ticks (+-37%): its median's interval never narrows to two
+        # ticks within the most samples.
+        noisy = [0.0026 + stats.TICK_MS * ((7 * i) % 61 - 30) for i in range(500)]
+        self.assertEqual(stats.MANY_SAMPLES, len(stats.collect_more([], self.fake(noisy), rule, settled)))
+        # 54 us spread evenly over +-4%: its median's interval is within 1% after more than the minimum, before 100.
+        spread = [0.054 * (1 + 0.04 * (((13 * i) % 31) - 15) / 15) for i in range(500)]
+        count = len(stats.collect_more([], self.fake(spread), rule, settled))
+        self.assertLess(stats.SHORT_MIN_SAMPLES, count)
+        self.assertLess(count, stats.MANY_SAMPLES)
+        low, high = stats.median_interval(spread[:count])
+        self.assertLessEqual((high - low) / 2, 0.01 * (stats.median(spread[:count]) - 0.00125))
+
+    def test_the_median_interval_is_that_of_the_order_statistics(self):
+        samples = list(range(1, 101))  # n = 100: ranks 50 -+ 9.8, so the 41st and the 60th
+        self.assertEqual((41, 60), stats.median_interval(samples))
+        self.assertEqual((3, 3), stats.median_interval([3] * 30))
+        self.assertTrue(stats.median_settled([1.0] * 30))
+        self.assertFalse(stats.median_settled([1.0, 2.0] * 15))
 
     def test_throttled_samples_are_discarded_and_counted(self):
         kept, throttled = stats.unthrottled([1.0, 5.0, 1.1, 6.0], [1980, 900, 1900, 1000], 1980, least=2)
