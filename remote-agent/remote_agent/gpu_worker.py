@@ -335,7 +335,7 @@ def agent_digest(root=AGENT_ROOT):
     imports a module may write them, and one that could plant a stale copy could change the source as well."""
     digest = hashlib.sha256()
     for part in ("remote_agent", "problems"):
-        for folder, dirs, files in sorted(os.walk(os.path.join(root, part))):
+        for folder, dirs, files in os.walk(os.path.join(root, part)):  # top down, in order: pruned as it goes
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 path = os.path.join(folder, name)
@@ -377,7 +377,8 @@ class Launcher:
 
     def _agent(self):
         return subprocess.Popen([sys.executable, "-m", "remote_agent", "--payload", "-"],
-                                cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), env=self.env,
+                                cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                env=agent_environment(self.env),
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
 
@@ -594,11 +595,27 @@ def gate_folder(parent=None):
     return folder
 
 
+# What of a slot's environment a warm agent gets (sandbox.PASSED's form: a name, or a prefix ending in _): what user
+# code's processes get, the project's own settings, where Python and its packages are, and whose home. Its job's
+# processes are forks of it (forked.py) and hold a copy of its memory, its environment's first copy among it,
+# whatever they are given: an operator's credential in the worker's environment would be theirs to read.
+AGENT_PASSED = sandbox.PASSED + ("KR_", "KERNEL_RUNNER_CACHE", "HOME", "USER", "LOGNAME", "PYTHONPATH", "PYTHONHOME",
+                                 "VIRTUAL_ENV", "CONDA_PREFIX", "PYTHONNOUSERSITE")
+
+
+def agent_environment(env):
+    """A warm agent's environment: ``env`` (a slot's) with only the names in AGENT_PASSED, and no compiled copies
+    written into the agent's folder (its digest leaves them out, but it is what every job runs)."""
+    kept = {k: v for k, v in env.items()
+            if k in AGENT_PASSED or any(p.endswith("_") and k.startswith(p) for p in AGENT_PASSED)}
+    return dict(kept, PYTHONDONTWRITEBYTECODE="1")
+
+
 def job_environment(source, gpu, gate_flag=None):
     """The environment of a slot's jobs: the worker's, less its token, on one GPU, and without the user site
-    directory. A job's user code runs as this user (unless the worker is root): a .pth it left in
-    ~/.local/lib/python*/site-packages would run at the start of every later agent, which holds the next job's key.
-    ``gate_flag``: the GPU's timing gate (gate.py)."""
+    directory (a warm agent gets less: ``agent_environment``). A job's user code runs as this user (unless the worker
+    is root): a .pth it left in ~/.local/lib/python*/site-packages would run at the start of every later agent, which
+    holds the next job's key. ``gate_flag``: the GPU's timing gate (gate.py)."""
     env = {k: v for k, v in source.items() if k != TOKEN_VARIABLE}
     env.update(CUDA_VISIBLE_DEVICES=gpu, HIP_VISIBLE_DEVICES=gpu, PYTHONNOUSERSITE="1")
     if gate_flag:

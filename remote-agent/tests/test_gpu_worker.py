@@ -122,6 +122,11 @@ class AgentDigest(unittest.TestCase):
                             ignore=shutil.ignore_patterns("__pycache__"))
         started = gpu_worker.agent_digest(folder)
         self.assertEqual(started, gpu_worker.agent_digest(folder), "the same files, the same digest")
+        cached = os.path.join(folder, "problems", "leaky-relu", "__pycache__")
+        os.makedirs(cached)
+        with open(os.path.join(cached, "problem.cpython-311.pyc"), "wb") as f:
+            f.write(b"a compiled copy, which any process that imports the module may write")
+        self.assertEqual(started, gpu_worker.agent_digest(folder), "compiled copies are left out")
         ran = os.path.join(folder, "ran")
         launcher = gpu_worker.Launcher([sys.executable, "-c", "open(%r, 'w')" % ran], dict(os.environ),
                                        digest=started)
@@ -203,6 +208,19 @@ class JobEnvironment(unittest.TestCase):
         self.assertFalse(os.path.exists(marker), "a job's agent does not run it")
         self.assertNotIn("KERNEL_RUNNER_WORKER_TOKEN", env)
         self.assertEqual(("1", "1"), (env["CUDA_VISIBLE_DEVICES"], env["HIP_VISIBLE_DEVICES"]))
+
+    def test_a_warm_agent_gets_none_of_the_workers_environment_but_what_it_needs(self):
+        """A warm agent's job processes are forks of it: its whole environment is in their memory. (A --job-command
+        gets the slot's: the tests' fake agents read their settings from it.)"""
+        source = {"PATH": "/usr/bin", "HOME": "/root", "LD_LIBRARY_PATH": "/usr/local/cuda/lib64",
+                  "CUDA_HOME": "/usr/local/cuda", "KERNEL_RUNNER_CACHE": "/var/cache/kr", "KR_WORKER_SPARES": "4",
+                  "PYTHONPATH": "/opt/torch", "KERNEL_RUNNER_WORKER_TOKEN": "token",
+                  "AWS_SECRET_ACCESS_KEY": "an operator's", "HF_TOKEN": "another", "GITHUB_TOKEN": "and another",
+                  "KERNEL_RUNNER_ADMIN_TOKENS": "the service's, where it runs beside the worker"}
+        env = gpu_worker.agent_environment(gpu_worker.job_environment(source, "0", "/tmp/gates/gpu-0"))
+        self.assertEqual({"PATH", "HOME", "LD_LIBRARY_PATH", "CUDA_HOME", "KERNEL_RUNNER_CACHE", "KR_WORKER_SPARES",
+                          "PYTHONPATH", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTHONNOUSERSITE",
+                          "KR_TIMING_GATE", "PYTHONDONTWRITEBYTECODE"}, set(env))
 
 
 def _started_job(script):
