@@ -595,7 +595,7 @@ def gate_folder(parent=None):
     return folder
 
 
-# What of a slot's environment a warm agent gets (sandbox.PASSED's form: a name, or a prefix ending in _): what user
+# What of a slot's environment a warm agent gets (sandbox.passing's form: a name, or a prefix ending in _): what user
 # code's processes get, the project's own settings, where Python and its packages are, and whose home. Its job's
 # processes are forks of it (forked.py) and hold a copy of its memory, its environment's first copy among it,
 # whatever they are given: an operator's credential in the worker's environment would be theirs to read.
@@ -606,9 +606,7 @@ AGENT_PASSED = sandbox.PASSED + ("KR_", "KERNEL_RUNNER_CACHE", "HOME", "USER", "
 def agent_environment(env):
     """A warm agent's environment: ``env`` (a slot's) with only the names in AGENT_PASSED, and no compiled copies
     written into the agent's folder (its digest leaves them out, but it is what every job runs)."""
-    kept = {k: v for k, v in env.items()
-            if k in AGENT_PASSED or any(p.endswith("_") and k.startswith(p) for p in AGENT_PASSED)}
-    return dict(kept, PYTHONDONTWRITEBYTECODE="1")
+    return dict(sandbox.passing(env, AGENT_PASSED), PYTHONDONTWRITEBYTECODE="1")
 
 
 def job_environment(source, gpu, gate_flag=None):

@@ -37,10 +37,14 @@ SHARED_TEMP = (tempfile.gettempdir(), "/var/tmp", "/dev/shm", "/run/lock", "/dev
 _claimed = None  # (uid, the lock's descriptor) while this process holds a job user
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
+def passing(source, names=PASSED):
+    """The variables of ``source`` that ``names`` lets through: each a name, or a prefix ending in ``_``."""
+    return {k: v for k, v in source.items() if k in names or any(p.endswith("_") and k.startswith(p) for p in names)}
+
+
 def environment(source, home, extra):
     """The environment of a process that runs user code: PASSED from ``source``, HOME, then ``extra``."""
-    env = {k: v for k, v in source.items()
-           if k in PASSED or any(p.endswith("_") and k.startswith(p) for p in PASSED)}
+    env = passing(source)
     env["HOME"] = home
     # A job user has no account: getpass.getuser(), which importing PyTorch calls (its compile cache's folder),
     # reads these before it asks for the account, which would raise.

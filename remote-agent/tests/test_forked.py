@@ -5,9 +5,11 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
+from unittest import mock
 
-from remote_agent import forked
+from remote_agent import agent, forked, worker
 from tests import forked_child
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -107,9 +109,6 @@ class PrestartedTest(unittest.TestCase):
     the thread that forks, and whatever locks the others held)."""
 
     def test_every_process_of_the_job_is_forked_at_once_before_any_thread_of_the_agents(self):
-        from unittest import mock
-        import threading
-        from remote_agent import agent, worker
         calls = []
 
         def popen(argv, **kwargs):
