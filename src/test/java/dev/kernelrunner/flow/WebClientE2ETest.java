@@ -9,6 +9,9 @@ import dev.kernelrunner.support.TestService;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,7 +36,8 @@ class WebClientE2ETest {
     String node = Ports.installed("node", "nodejs");
     String chromium = Ports.installed("chromium", "chromium");
     if (!Files.isDirectory(E2E.resolve("node_modules/playwright-core"))) {
-      assertEquals(0, run(List.of(Ports.installed("npm", "npm"), "ci", "--no-audit", "--no-fund"), Map.of(), 300),
+      assertEquals(0, run(List.of(Ports.installed("npm", "npm"), "ci", "--no-audit", "--no-fund"), Map.of(), 300,
+          new StringBuilder()),
           "npm ci in src/test/e2e");
     }
     // MI300X through the fake dstack CLI (slow enough to watch its provisioning), beside the local type.
@@ -46,11 +50,12 @@ class WebClientE2ETest {
       String other = service.userToken("lee");
       String pager = service.userToken("pat");
       Path shots = Path.of("target/e2e-screenshots").toAbsolutePath();
+      StringBuilder failed = new StringBuilder();
       int code = run(List.of(node, E2E.resolve("e2e.mjs").toString()), Map.of(
           "BASE_URL", "http://127.0.0.1:" + service.port(), "USER_TOKEN", user,
           "ADMIN_TOKEN", TestService.ADMIN_TOKEN, "OTHER_TOKEN", other, "PAGER_TOKEN", pager,
-          "CHROMIUM", chromium, "SHOTS", shots.toString()), 300);
-      assertEquals(0, code, "browser scenarios (output above)");
+          "CHROMIUM", chromium, "SHOTS", shots.toString()), 300, failed);
+      assertEquals(0, code, "browser scenarios (output above):" + failed);
       assertTrue(Files.exists(shots.resolve("benchmarked.png")));
     }
   }
@@ -81,14 +86,28 @@ class WebClientE2ETest {
     return dir.toString();
   }
 
-  private static int run(List<String> argv, Map<String, String> env, int timeoutSeconds) throws Exception {
+  /**
+   * Runs {@code argv} in src/test/e2e, its output echoed; the lines that say what failed (a failed scenario's first
+   * lines, the page problems) also go to {@code failed}, for the assertion's message: a CI log's tail shows that, not
+   * the echoed output.
+   */
+  private static int run(List<String> argv, Map<String, String> env, int timeoutSeconds, StringBuilder failed)
+      throws Exception {
     ProcessBuilder builder = new ProcessBuilder(argv).directory(E2E.toFile()).redirectErrorStream(true);
     builder.environment().putAll(env);
     Process process = builder.start();
     Thread echo = new Thread(() -> {
-      try {
-        process.getInputStream().transferTo(System.out);
-      } catch (java.io.IOException e) {
+      try (var lines = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        int keep = 0;
+        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+          System.out.println(line);
+          keep = line.startsWith("FAIL ") ? 4 : line.startsWith("page problems") ? 20 : keep;
+          if (keep > 0) {
+            keep--;
+            failed.append("\n  ").append(line.length() > 300 ? line.substring(0, 300) + "..." : line);
+          }
+        }
+      } catch (IOException e) {
         // the process is gone
       }
     });
