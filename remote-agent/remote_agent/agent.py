@@ -359,12 +359,6 @@ class Agent:
         """A step's time since the payload came, in the log (docs/benchmarks.md reads them)."""
         log("agent: +%.3f s %s" % (time.monotonic() - self.began, what))
 
-    def _held(self, drained):
-        """The timing gate held: how long the next jobs' device starts under way took to end, if they did not at once
-        (gate.hold)."""
-        if drained >= 0.01:
-            self._mark("the gate held, after %.2f s for the device starts under way" % drained)
-
     # ---- compiling
 
     def compile(self, payload, problem, toolchain, work):
@@ -459,7 +453,7 @@ class Agent:
         argv, _ = self._worker_argv(work, dict(self._job_basis(payload), mode="reference"), "reference-job.json")
         child = self.prestarted.take(argv[-1])
         if child is not None:
-            self._held(gate.hold())
+            gate.hold()
             self.solution = SolutionProcess(child, waits_for_job=True)
 
     def _job_basis(self, payload):
@@ -492,7 +486,7 @@ class Agent:
         if solution is None:
             child = self._start_worker(argv, env, work)
             if payload.mode == "benchmark" and kept is None:
-                self._held(gate.hold())  # it times the reference first
+                gate.hold()  # it times the reference first
             solution = self.solution = SolutionProcess(child)
         child = solution.child
         references = records = checked = None
@@ -641,7 +635,7 @@ class Agent:
         """The times, measured where the submission cannot reach (``measure``), published as BENCHMARK_RESULTs and
         BENCHMARKED; then, for an audited result, Nsight Compute's check of the replay (VERIFIED)."""
         self.out.emit("BENCHMARKING", total_tests=len(problem.cases))
-        self._held(gate.hold())  # the next jobs' processes wait before touching the device
+        gate.hold()  # the next jobs' processes wait before touching the device
         try:
             measured = self.measure(payload, problem, toolchain, work, report.records)
         finally:

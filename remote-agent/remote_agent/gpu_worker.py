@@ -692,7 +692,6 @@ def main(argv):
     gates = gate_folder()
     for gpu in gpus:
         env = job_environment(os.environ, gpu, os.path.join(gates, "gpu-" + gpu))
-        gate.prepare(env[gate.VARIABLE])
         launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env, cache_secret, digest)
         launchers.append(launcher)
         service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id), machine=machine)

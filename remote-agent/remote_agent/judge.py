@@ -114,9 +114,9 @@ def main():
     import torch  # before the job: a warm agent starts the judge before its payload arrives
     from torch.multiprocessing.reductions import reduce_tensor
     imported = time.monotonic()
-    with gate.starting(until=sys.stdin) as waited:  # not beside another job's benchmark on this device
-        if torch.cuda.is_available():
-            worker.warm_kernels(torch)
+    waited = gate.wait_released(until=sys.stdin)  # not beside another job's benchmark on this device
+    if torch.cuda.is_available():
+        worker.warm_kernels(torch)
     print("judge: " + worker.prestarted_in(began, imported, waited), file=sys.stderr, flush=True)
     line = sys.stdin.readline()
     if not line.strip():

@@ -666,18 +666,18 @@ def _prepare(cupti=True):
     """A worker started before its job (``-``): PyTorch imported, the device's context made, the profiler (CUPTI:
     the device-span guard's) through its first session, and the common kernels loaded, while it waits. No profiler
     session under Nsight Compute, which owns the counters there. Not while another job's benchmark runs on the
-    device, and a benchmark that begins meanwhile waits for it (gate.starting)."""
+    device (gate.py)."""
     began = time.monotonic()
     import torch
     imported = time.monotonic()
-    with gate.starting(until=sys.stdin) as waited:
-        if torch.cuda.is_available():
-            if cupti:
-                with device_activity(torch) as prof:
-                    torch.zeros(1, device="cuda").add_(1)
-                    torch.cuda.synchronize()
-                _ = prof.function_events  # its records parsed once too
-            warm_kernels(torch)
+    waited = gate.wait_released(until=sys.stdin)
+    if torch.cuda.is_available():
+        if cupti:
+            with device_activity(torch) as prof:
+                torch.zeros(1, device="cuda").add_(1)
+                torch.cuda.synchronize()
+            _ = prof.function_events  # its records parsed once too
+        warm_kernels(torch)
     device.nvml()  # the clock readings' library, started
     print("worker: " + prestarted_in(began, imported, waited), file=sys.stderr, flush=True)
     print(READY, file=sys.stderr, flush=True)

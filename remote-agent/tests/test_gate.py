@@ -1,6 +1,5 @@
 """The timing gate of a GPU (remote_agent/gate.py): the next jobs' processes wait while a benchmark runs, never for
 long; the worker names one per GPU and hands it to every process of its jobs."""
-import fcntl
 import os
 import sys
 import tempfile
@@ -62,75 +61,6 @@ class GateTest(unittest.TestCase):
             self.assertLess(waited, 3, "its own job's gate is no reason to wait")
             self.assertEqual("job.json\n", stdin.readline(), "the job is left for it to read")
         self.assertTrue(os.path.exists(self.flag), "the gate is still held (by the job itself)")
-
-    def test_a_benchmark_waits_for_the_device_starts_under_way(self):
-        gate.prepare(self.flag)
-        inside, done = threading.Event(), threading.Event()
-
-        def start():
-            with gate.starting(self.flag, limit=10):
-                inside.set()
-                time.sleep(0.5)  # a device context in the making
-            done.set()
-        threading.Thread(target=start).start()
-        self.assertTrue(inside.wait(5))
-        drained = gate.hold(self.flag)
-        self.addCleanup(gate.release, self.flag)
-        self.assertTrue(done.is_set(), "the start ended before the benchmark began")
-        self.assertGreater(drained, 0.3)
-        self.assertLess(drained, gate.DRAIN_SECONDS)
-
-    def test_a_start_waits_for_a_benchmark_that_began_first_and_none_is_held_up_when_nothing_starts(self):
-        gate.prepare(self.flag)
-        self.assertLess(gate.hold(self.flag), 0.1, "no start under way: no wait")
-        threading.Timer(0.4, gate.release, args=(self.flag,)).start()
-        began = time.monotonic()
-        with gate.starting(self.flag, limit=10) as waited:
-            self.assertGreater(time.monotonic() - began, 0.35)
-            self.assertGreater(waited, 0.35)
-            self.assertGreater(gate.hold(self.flag, drain=0.3), 0.25, "a start holds the next benchmark back")
-        gate.release(self.flag)
-
-    def test_a_start_that_took_the_lock_as_the_flag_went_up_lets_it_go(self):
-        gate.prepare(self.flag)
-        with open(self.flag, "w"):
-            pass  # raised, its holder not yet draining
-        threading.Timer(0.4, os.unlink, args=(self.flag,)).start()
-        # As if each wait had ended just before the flag went up: the lock is taken with the flag up.
-        with unittest.mock.patch.object(gate, "wait_released", side_effect=lambda *a: time.sleep(0.1)) as wait:
-            with gate.starting(self.flag, limit=10):
-                self.assertFalse(os.path.exists(self.flag), "entered only once the flag was down")
-        self.assertGreater(wait.call_count, 2, "it let the lock go and waited again")
-
-    def test_every_wait_on_the_lock_is_bounded(self):
-        gate.prepare(self.flag)
-        other = os.open(self.flag + gate.LOCK_SUFFIX, os.O_RDONLY)  # as a job's code could hold it
-        self.addCleanup(os.close, other)
-        fcntl.flock(other, fcntl.LOCK_SH)
-        self.assertLess(gate.hold(self.flag, drain=0.3), 1, "a benchmark waits no longer than its drain")
-        gate.release(self.flag)
-        fcntl.flock(other, fcntl.LOCK_EX)
-        began = time.monotonic()
-        with gate.starting(self.flag, limit=0.3):
-            self.assertLess(time.monotonic() - began, 2, "a start waits no longer than the limit")
-        read, write = os.pipe()
-        with os.fdopen(read) as stdin, os.fdopen(write, "w") as job:
-            job.write("job.json\n")
-            job.flush()
-            began = time.monotonic()
-            with gate.starting(self.flag, limit=10, until=stdin):
-                self.assertLess(time.monotonic() - began, 0.2, "its own job has come: no wait for the lock")
-
-    def test_the_lock_is_readable_by_the_jobs_and_a_gate_without_one_still_works(self):
-        saved = os.umask(0o077)
-        try:
-            gate.prepare(self.flag)
-        finally:
-            os.umask(saved)
-        self.assertEqual(0o644, os.stat(self.flag + gate.LOCK_SUFFIX).st_mode & 0o777)
-        bare = os.path.join(tempfile.mkdtemp(), "gpu-1")
-        with gate.starting(bare, limit=10) as waited:
-            self.assertLess(waited, 0.1)
 
     def test_the_worker_gives_each_gpu_its_gate_and_the_agent_passes_it_to_the_processes_it_confines(self):
         env = gpu_worker.job_environment(dict(os.environ), "1", self.flag)
