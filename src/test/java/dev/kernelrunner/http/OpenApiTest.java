@@ -1,6 +1,7 @@
 package dev.kernelrunner.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -103,6 +104,15 @@ class OpenApiTest {
         String answer = new String(in.readNBytes(12), StandardCharsets.US_ASCII);
         assertEquals("HTTP/1.1 431", answer);
         OpenApiCheck.check("GET", "/health/live", 431, null, new byte[0]);
+      }
+      // A request line over 4,096 bytes: the server's answer too, 414 (declared as RequestLineTooLong).
+      try (Socket socket = new Socket("127.0.0.1", service.port())) {
+        socket.getOutputStream().write(("GET /health/live?x=" + "a".repeat(5_000) + " HTTP/1.1\r\nHost: x\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII));
+        socket.setSoTimeout(10_000);
+        String answer = new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+        assertTrue(answer.matches("HTTP/1\\.[01] 414"), answer);  // 1.0: the request line was never read whole
+        OpenApiCheck.check("GET", "/health/live", 414, null, new byte[0]);
       }
     }
   }
