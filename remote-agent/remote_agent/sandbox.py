@@ -281,16 +281,17 @@ def _files_of(uids, folders):
     for folder in folders:
         for root, dirs, files in os.walk(folder, followlinks=False):
             entered = []
-            for name in list(dirs) + files:
-                path = os.path.join(root, name)
-                try:
-                    info = os.lstat(path)
-                except OSError:
-                    continue
-                if info.st_uid in uids:
-                    found.append(path)  # removed whole: nothing to look at inside
-                elif name in dirs and info.st_mode & (stat.S_IWOTH | stat.S_IWGRP):
-                    entered.append(name)
+            for is_dir, names in ((True, dirs), (False, files)):
+                for name in names:
+                    path = os.path.join(root, name)
+                    try:
+                        info = os.lstat(path)
+                    except OSError:
+                        continue
+                    if info.st_uid in uids:
+                        found.append(path)  # removed whole: nothing to look at inside
+                    elif is_dir and info.st_mode & (stat.S_IWOTH | stat.S_IWGRP):
+                        entered.append(name)
             dirs[:] = entered
     return found
 

@@ -162,6 +162,25 @@ class JobUsersTest(unittest.TestCase):
         self.assertTrue(not status or "zombie" in status, "ended")
         self.assertEqual(os.listdir(shared), ["someone-else"], "its files gone, another's kept")
 
+    def test_the_sweep_looks_only_where_a_job_could_write(self):
+        uid = USERS[0] + 3
+        shared = tempfile.mkdtemp()
+        os.chmod(shared, 0o1777)
+        self.addCleanup(shutil.rmtree, shared, True)
+        for folder, mode in (("open", 0o1777), ("group", 0o2775), ("closed", 0o755)):
+            os.makedirs(os.path.join(shared, folder, "deeper"))
+            os.chmod(os.path.join(shared, folder), mode)
+            for place in (folder, os.path.join(folder, "deeper")):
+                path = os.path.join(shared, place, "theirs")
+                open(path, "w").close()
+                os.chown(path, uid, uid)
+        open(os.path.join(shared, "closed-file"), "w").close()  # a file is never entered
+        os.makedirs(os.path.join(shared, "their-folder", "inside"))
+        os.chown(os.path.join(shared, "their-folder"), uid, uid)
+        self.assertEqual(sorted(os.path.join(shared, p) for p in ("open/theirs", "group/theirs", "their-folder")),
+                         sorted(sandbox._files_of({uid}, (shared,))),
+                         "the shared folders' own, and theirs whole; not below a folder only its owner writes")
+
     def test_a_worker_sweeps_the_users_no_agent_holds_and_leaves_the_others(self):
         first = USERS[0] + USERS[1] - 3
         held = sandbox.take_lock(self.locks, first)  # a live agent's
