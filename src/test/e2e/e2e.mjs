@@ -296,7 +296,9 @@ await scenario("network-drop-resumes-with-last-event-id", async (page) => {
       streams.push({ url: request.url(), lastEventId: headers["last-event-id"] });
     }
   });
-  const id = await submitCode(page, "// agent: ok\n// delay: 0.4\n");
+  // 1 s between events: the drop must come while the run still streams (6 s after its first tick), on a loaded CI
+  // machine too.
+  const id = await submitCode(page, "// agent: ok\n// delay: 1.0\n");
   await page.locator("#timeline .ticks li").first().waitFor({ timeout: WAIT });
   assert.ok(proxy.drop() > 0, "connections were cut");
   await summaryContains(page, "Benchmarked");
