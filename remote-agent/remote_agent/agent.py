@@ -5,6 +5,7 @@ import json
 import math
 import os
 import queue
+import re
 import secrets
 import shutil
 import signal
@@ -176,10 +177,17 @@ class Prestarted:
 HOME, JUDGE_HOME, BUILD, PROFILER = "home", "judge", "build", "profiler"
 
 
-def make_work():
+WORK_FOLDERS = re.compile(r"^kr-agent-(\d+)-")
+
+
+def make_work(parent=None):
     """The submission's work folder: the agent's (readable, not writable, by the job's user: no job file or library
-    of ours can be swapped; by no other job's user), with the job user's own folders inside; bound into the room."""
-    work = tempfile.mkdtemp(prefix="kr-agent-")
+    of ours can be swapped; by no other job's user), with the job user's own folders inside; bound into the room.
+    Named after this process, so that the next agent removes it if this one is killed before its end does (dstack's
+    SIGKILL 10 s after its stop, a stopping worker's to its spares): it holds a submission's source and build."""
+    parent = parent or tempfile.gettempdir()
+    sandbox.remove_orphans(parent, WORK_FOLDERS)
+    work = tempfile.mkdtemp(prefix="kr-agent-%d-" % os.getpid(), dir=parent)
     sandbox.work_folder(work)
     for name in (HOME, JUDGE_HOME, BUILD, PROFILER):
         os.makedirs(os.path.join(work, name))

@@ -579,17 +579,7 @@ def gate_folder(parent=None):
     """A folder for this worker's timing gates (gate.py) that only its user writes, named after its pid; those of
     this user's workers that are gone (killed: a stopped one removes its own) are removed first."""
     parent = parent or tempfile.gettempdir()
-    for name in os.listdir(parent):
-        found = GATES.match(name)
-        path = os.path.join(parent, name)
-        if not found or not os.path.isdir(path) or os.stat(path).st_uid != os.getuid():
-            continue
-        try:
-            os.kill(int(found.group(1)), 0)
-        except ProcessLookupError:
-            shutil.rmtree(path, ignore_errors=True)
-        except PermissionError:
-            pass  # alive, another user's
+    sandbox.remove_orphans(parent, GATES)
     folder = tempfile.mkdtemp(prefix="kr-gates-%d-" % os.getpid(), dir=parent)
     os.chmod(folder, 0o755)  # mkdtemp's 0700, opened for reading: the jobs' processes look for the flag
     return folder

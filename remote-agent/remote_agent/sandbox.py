@@ -14,6 +14,7 @@ import fcntl
 import glob
 import os
 import pwd
+import re
 import shutil
 import signal
 import stat
@@ -344,6 +345,24 @@ def sweep_unclaimed(locks=LOCKS, folders=SHARED_TEMP):
     finally:
         for fd in held.values():
             os.close(fd)
+
+
+def remove_orphans(parent, pattern):
+    """Removes the folders in ``parent`` whose names ``pattern`` (a compiled regular expression) matches with the pid
+    of their maker (its group 1), where that process is gone, and only this user's (a folder another user made there
+    is none of ours to remove): a process killed (SIGKILL) leaves its folders behind."""
+    for name in os.listdir(parent):
+        found = pattern.match(name)
+        path = os.path.join(parent, name)
+        try:
+            info = os.lstat(path) if found else None
+            if info is None or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            os.kill(int(found.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)  # follows no link (shutil.rmtree.avoids_symlink_attacks)
+        except OSError:
+            pass  # gone meanwhile, or alive as another user
 
 
 def work_folder(path):

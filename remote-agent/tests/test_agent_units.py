@@ -536,6 +536,32 @@ class LibraryCacheTest(unittest.TestCase):
         self.assertEqual((None, b'{"a": 1}'), payload.take_cache_secret(b'{"a": 1}'))
 
 
+class WorkFolderTest(unittest.TestCase):
+    def test_the_folders_of_agents_that_were_killed_are_removed_by_the_next(self):
+        parent = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, parent, True)
+        dead = os.path.join(parent, "kr-agent-999999999-old")  # no such pid: its agent was killed
+        os.makedirs(os.path.join(dead, "build"))
+        with open(os.path.join(dead, "build", "solution.cu"), "w") as f:
+            f.write("a submission's source\n")
+        alive = os.path.join(parent, "kr-agent-%d-running" % os.getppid())
+        os.makedirs(alive)
+        not_a_folder = os.path.join(parent, "kr-agent-999999999-file")
+        open(not_a_folder, "w").close()
+        work = agent_module.make_work(parent)
+        self.addCleanup(shutil.rmtree, work, True)
+        self.assertTrue(os.path.basename(work).startswith("kr-agent-%d-" % os.getpid()), work)
+        self.assertFalse(os.path.exists(dead), "a killed agent's folder (a submission's source) is gone")
+        self.assertTrue(os.path.isdir(alive), "a running agent's is not")
+        self.assertTrue(os.path.exists(not_a_folder))
+        if os.getuid() == 0:
+            theirs = os.path.join(parent, "kr-agent-999999998-theirs")
+            os.makedirs(theirs)
+            os.chown(theirs, 65534, 65534)
+            agent_module.make_work(parent)
+            self.assertTrue(os.path.isdir(theirs), "another user's folder is not ours to remove")
+
+
 class AgentWithoutGpuTest(unittest.TestCase):
     def run_agent(self, raw):
         out = io.StringIO()
