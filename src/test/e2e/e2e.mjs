@@ -516,6 +516,20 @@ await scenario("history-pages-past-the-first-fifty", async (page) => {
   await page.locator("#history-count").filter({ hasText: "The newest 50 shown." }).waitFor({ timeout: WAIT });
 });
 
+await scenario("a-view-opened-before-the-catalog-came", async (page) => {
+  // On a slow network the tabs are there before the list of problems: a view opened then waits for it (it kept
+  // an empty problem picker for good: CI, on a loaded machine).
+  await page.route("**/api/problems", async (route) => {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await route.continue();
+  });
+  await signIn(page, userToken);
+  await page.getByRole("button", { name: "Leaderboards" }).click();
+  await page.locator("#boards-problem").selectOption("leaky-relu", { timeout: 10000 });
+  await page.getByRole("button", { name: "History" }).click();
+  await page.locator("#history-problem").selectOption("leaky-relu", { timeout: 10000 });
+});
+
 await scenario("another-users-board-entry", async (page) => {
   const theirs = await post(otherToken, { code: "// agent: ok\n// timing: verified\n// runtime: 0.3\n" });
   await ended(theirs, otherToken);

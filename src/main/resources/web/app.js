@@ -17,7 +17,8 @@ const PHASES = ["IN_QUEUE", "PROVISIONING", "COMPILING", "CHECKING", "BENCHMARKI
 const TYPICAL_PROVISIONING = "Getting a GPU from the fleet usually takes 2 to 10 minutes when no node is idle.";
 
 const $ = (id) => document.getElementById(id);
-const state = {token: null, me: null, problems: [], gpuTypes: [], run: null};
+// catalog: the problems' and GPU types' load, which every view's own load waits for (the tabs work before it ends).
+const state = {token: null, me: null, problems: [], gpuTypes: [], run: null, catalog: Promise.resolve()};
 
 // ---- API
 
@@ -112,7 +113,8 @@ async function signIn(token) {
   $("sign-in").hidden = true;
   $("app").hidden = false;
   $("admin-tab").hidden = !state.me.admin;
-  await loadCatalog();
+  state.catalog = loadCatalog();
+  await state.catalog;
   const saved = sessionStorage.getItem(RUN_KEY);
   if (saved) {
     follow(saved);
@@ -1305,16 +1307,12 @@ function showView(name) {
       tab.removeAttribute("aria-current");
     }
   }
-  if (name === "history") {
-    loadHistory().catch((e) => announce("History could not be loaded: " + e.message));
-  } else if (name === "problems") {
-    loadProblems().catch((e) => announce("The problems could not be loaded: " + e.message));
-  } else if (name === "boards") {
-    loadBoard().catch((e) => announce("The leaderboard could not be loaded: " + e.message));
-  } else if (name === "me") {
-    loadMe().catch((e) => announce("Your figures could not be loaded: " + e.message));
-  } else if (name === "admin") {
-    loadAdmin().catch((e) => announce("The admin list could not be loaded: " + e.message));
+  // Each after the catalog: a view opened before it came had no problems to list, and kept none.
+  const loads = {history: [loadHistory, "History"], problems: [loadProblems, "The problems"],
+    boards: [loadBoard, "The leaderboard"], me: [loadMe, "Your figures"], admin: [loadAdmin, "The admin list"]};
+  if (loads[name]) {
+    const [load, what] = loads[name];
+    state.catalog.then(() => load()).catch((e) => announce(what + " could not be loaded: " + e.message));
   }
 }
 
