@@ -525,9 +525,9 @@ await scenario("a-view-opened-before-the-catalog-came", async (page) => {
   });
   await signIn(page, userToken);
   await page.getByRole("button", { name: "Leaderboards" }).click();
-  await page.locator("#boards-problem").selectOption("leaky-relu", { timeout: 10000 });
+  await page.locator("#boards-problem").selectOption("leaky-relu", { timeout: WAIT });
   await page.getByRole("button", { name: "History" }).click();
-  await page.locator("#history-problem").selectOption("leaky-relu", { timeout: 10000 });
+  await page.locator("#history-problem").selectOption("leaky-relu", { timeout: WAIT });
 });
 
 await scenario("another-users-board-entry", async (page) => {
