@@ -14,7 +14,6 @@ import fcntl
 import glob
 import os
 import pwd
-import re
 import shutil
 import signal
 import stat
@@ -37,6 +36,7 @@ LOCKS = "/run/kernel-runner-sandbox"
 SHARED_TEMP = (tempfile.gettempdir(), "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
 _claimed = None  # (uid, the lock's descriptor) while this process holds a job user
 _LIBC = ctypes.CDLL(None, use_errno=True)
+
 
 def passing(source, names=PASSED):
     """The variables of ``source`` that ``names`` lets through: each a name, or a prefix ending in ``_``."""
