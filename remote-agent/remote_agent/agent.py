@@ -52,14 +52,14 @@ def build_plan(code, language, problem, toolchain):
 
 class Prestarted:
     """What a warm agent makes before its payload arrives: the toolchain and nvcc's steps for it, the process that
-    will run the solution (Python, PyTorch, the device's context) with the plain judge's pair beside it (it checks
-    beside the solution's own check) and the pair that times the replay (needed after the check); each started into
-    the job's room as ever, as a fork of this agent where PyTorch imports here (forked.py), and waiting on its stdin
+    will run the solution (Python, PyTorch, the device's context), and one judge with two workers: the verdict's (it
+    checks beside the solution's own check) and the replay's (it times after the check); each started into the
+    job's room as ever, as a fork of this agent where PyTorch imports here (forked.py), and waiting on its stdin
     for its job (the solution's process first for the reference's, while the solution compiles). Used by one
     submission only."""
 
     def __init__(self, work, job_room):
-        self.process = self.ready = None
+        self.process = self.ready = self.judge = None
         self.pairs = {}  # (the judge, its worker, when they were started) by use: None (the verdict's), REPLAY
         self.work = work
         self.room = job_room
@@ -72,6 +72,8 @@ class Prestarted:
         except Exception:
             self.discard()
             raise
+        if self.judge is not None:  # its log, read from its start: it serves two runs (verification.run)
+            threading.Thread(target=_logged, args=("judge:", self.judge.stderr), daemon=True).start()
         _background(device.nvml)  # NVML's start (the device's readings around the job), before the job
         self.nvcc_plans = _background(self._nvcc_plans)
         self.ready = threading.Thread(target=self._then_ready, daemon=True)
@@ -84,29 +86,25 @@ class Prestarted:
         self.process = self.popen(served, cwd=self.work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, start_new_session=True,
                                   preexec_fn=solution_preexec(self.room, self.work))
-        # Started after the solution's process was ready, the plain pair was still starting for a fifth of
-        # back-to-back jobs (docs/evidence/worker-h100/run18: started 1.7 s ahead, the judge took 1.2 s, not 0.3-0.45).
-        self._start_pair(None, served, env)
-        # The replay's pair starts now too (it times with events alone: no CUPTI session to make), so that it is
-        # ready before the job's benchmark: started once the solution's process was ready, it was still starting
-        # when needed (docs/evidence/replay-h100/run3-bench.txt: 1.9 s of a 3.1 s timed replay).
-        self._start_pair(REPLAY, served, env)
-
-    def _start_pair(self, use, served, env):
-        """A judge and its worker (``served``: its argv) as verification.run runs them, waiting for their job."""
+        # One judge for the verdict's worker (it checks beside the solution's own check) and the replay's (it times
+        # after the check): every process started ahead makes a device context, and those of the next jobs were
+        # made beside this one's timed samples (docs/benchmarks.md, run 21). Both workers start now: started once
+        # the solution's process was ready, the verdict's was still starting for a fifth of back-to-back jobs
+        # (docs/evidence/worker-h100/run18), the replay's when needed (docs/evidence/replay-h100/run3-bench.txt).
         try:
-            judge, worker = start_pair(self.room, self.work, served, env, popen=self.popen)
-            self.pairs[use] = (judge, worker, time.monotonic())
+            self.judge, workers = start_judged(self.room, self.work, served, env, 2, popen=self.popen)
         except (OSError, subprocess.SubprocessError) as e:
             log("agent: could not start the judge ahead:", repr(e))
+            return
+        started = time.monotonic()
+        self.pairs = {use: (self.judge, worker, started) for use, worker in zip((None, REPLAY), workers)}
 
     def _then_ready(self):
         """The replay's pair ended where there is no nvcc (it replays NVIDIA's device code only), then the solution's
         process read until ready."""
         toolchain = self.toolchain("cuda")
         if (toolchain is None or toolchain.kind != "nvcc") and REPLAY in self.pairs:
-            judge, worker, _ = self.pairs.pop(REPLAY)
-            verification._kill(judge, worker)
+            verification._kill(self.pairs.pop(REPLAY)[1])
         for line in self.process.stderr:
             if line.strip() == worker_module.READY:
                 break
@@ -167,8 +165,8 @@ class Prestarted:
             self.process = None
         if self.ready is not None:
             self.ready.join()
-        for judge, worker, _ in self.pairs.values():
-            verification._kill(judge, worker)
+        verification._kill(*[worker for _, worker, _ in self.pairs.values()],
+                           *([self.judge] if self.judge is not None else []))
         self.pairs.clear()
 
 
@@ -216,19 +214,16 @@ def solution_preexec(job_room, work, nice=0):
     return job_room.preexec("solution", work, own=[os.path.join(work, HOME)], nice=nice)
 
 
-def start_pair(job_room, work, served, env, tool=None, output=None, popen=subprocess.Popen):
+def start_pair(job_room, work, served, env, tool=None, output=None):
     """The judge and its serving worker (``served``), each started into the room on its own, joined by a channel of
     their own (verification.Channel): the judge at home in the judge's folder; the worker as a solution's process,
     or, under ``tool`` (the profiler), the profiler writing its reports' folder and passing ``output`` (its figures'
-    pipe) and the channel on. ``popen``: forked.Forked for a warm agent's (never under a tool: it execs)."""
-    def judge(end):
-        return verification.start(JUDGE_ARGV, dict(env, HOME=os.path.join(work, JUDGE_HOME)), work,
-                                  job_room.preexec("judge", work, own=[os.path.join(work, JUDGE_HOME)]), end=end,
-                                  popen=popen)
+    pipe) and the channel on."""
+    if tool is None:
+        judge, (worker,) = start_judged(job_room, work, served, env, 1)
+        return judge, worker
 
     def worker(end):
-        if tool is None:
-            return verification.start(served, env, work, solution_preexec(job_room, work), end=end, popen=popen)
         # ncu's heavy start yields to the job's work (nice); it keeps a home to write its settings to. With an
         # output (Nsight Compute's), its stdout is the agent's pipe, and the worker under it speaks on its own.
         preexec = job_room.preexec("profiler", work, own=[os.path.join(work, PROFILER), os.path.join(work, HOME)],
@@ -239,7 +234,25 @@ def start_pair(job_room, work, served, env, tool=None, output=None, popen=subpro
                                      pass_fds=(output.protocol_write,), stdout=output.write_fd, end=end)
         output.started(started)
         return started
-    return verification.start_both(judge, worker)
+    return verification.start_both(judge_starter(job_room, work, env), worker)
+
+
+def start_judged(job_room, work, served, env, workers, popen=subprocess.Popen):
+    """A judge and ``workers`` serving workers (``served``: their argv), each started into the room on its own and
+    joined to the judge by a channel of their own (verification.Channel): (judge, [workers]). ``popen``:
+    forked.Forked for a warm agent's."""
+    def worker(end):
+        return verification.start(served, env, work, solution_preexec(job_room, work), end=end, popen=popen)
+    return verification.start_judged(judge_starter(job_room, work, env, popen), *[worker] * workers)
+
+
+def judge_starter(job_room, work, env, popen=subprocess.Popen):
+    """How a judge starts, given its ends of its channels: at home in the judge's folder, writing only that."""
+    def judge(ends):
+        return verification.start(JUDGE_ARGV, dict(env, HOME=os.path.join(work, JUDGE_HOME)), work,
+                                  job_room.preexec("judge", work, own=[os.path.join(work, JUDGE_HOME)]), end=ends,
+                                  popen=popen)
+    return judge
 
 
 @dataclass
@@ -1143,6 +1156,12 @@ class WorkerReport:
     @property
     def checked(self):
         return self.checked_raw or {}
+
+
+def _logged(prefix, stream):
+    """Each line of ``stream`` to the log, until it ends."""
+    for line in stream:
+        log(prefix, line.rstrip())
 
 
 def _background(call):

@@ -1,11 +1,11 @@
 """The job's processes as forks of a warm agent, not new interpreters.
 
-A warm agent starts its job's five processes ahead of the job (the solution's, two judges, their workers: agent.py's
-Prestarted), each ``python3 -m remote_agent.<module>``. Each spent most of its start importing PyTorch: 3.4 s alone on
-the H100, 4.6 s a process (p50, up to 7.4 s) beside the others a warm worker keeps starting, where a job takes 2 s
-(docs/evidence/replay-h100/run14-*, selftest/probes/import_probe.py). Here the agent imports PyTorch once (its CUDA
-untouched: a fork after CUDA's start is not safe, one before it is) and forks each process, which then runs the
-module as ``python3 -m`` would, with no exec.
+A warm agent starts its job's four processes ahead of the job (the solution's, the judge, its two workers:
+agent.py's Prestarted), each ``python3 -m remote_agent.<module>``. Each spent most of its start importing PyTorch:
+3.4 s alone on the H100, 4.6 s a process (p50, up to 7.4 s) beside the others a warm worker keeps starting, where a
+job takes 2 s (docs/evidence/replay-h100/run14-*, selftest/probes/import_probe.py). Here the agent imports PyTorch
+once (its CUDA untouched: a fork after CUDA's start is not safe, one before it is) and forks each process, which then
+runs the module as ``python3 -m`` would, with no exec.
 
 A fork holds a copy of the agent's memory, so the agent forks before it has read anything secret: its payload (the
 event key, the cache secret, the code) comes on its stdin only after every fork, and none is made from a thread or

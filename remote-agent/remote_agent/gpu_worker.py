@@ -50,12 +50,12 @@ MAX_BATCH_BYTES = 1 << 20
 STREAM_READ_TIMEOUT = 90  # seconds without even a heartbeat: the stream is dead
 KILL_GRACE = 0.2  # seconds between TERM and KILL of a cancelled job's processes
 # Agents kept starting ahead of their jobs: each needs ~5 s on the H100 (PyTorch's import, once, in the agent, whose
-# job's five processes are forks of it; their device contexts), longer than a job; with one, back-to-back jobs often
+# job's processes are forks of it; their device contexts), longer than a job; with one, back-to-back jobs often
 # waited for it (docs/evidence/worker-h100/run9), with two the judge's processes were often not ready for jobs 3.5-4 s
 # apart (run15). With three, 2 of 20 jobs 0.8 s apart came to an agent still importing PyTorch (replay-h100/run16);
 # with five, the contexts made beside the benchmarks slowed and spread them more (run17); four against three on one
 # machine: p50 1.55 s against 1.66 s for new code, 1.28 s against 1.24 s for the same code (run18). Each spare holds
-# five device contexts (about 0.5 GiB of the GPU's memory each).
+# four device contexts (about 0.5 GiB of the GPU's memory each).
 SPARES = int(os.environ.get("KR_WORKER_SPARES", "4"))  # agents kept starting ahead of their jobs
 PR_SET_DUMPABLE = 4
 

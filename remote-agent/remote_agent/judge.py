@@ -1,7 +1,9 @@
 """The judge: checks a solution on inputs it alone knows, from a process the solution never runs in.
-``python3 -m remote_agent.judge``; the job (problem, dtype) is the first line of its standard input. The secret its
-inputs derive from is drawn here, in this process, and never leaves it: not in the payload, not through the agent or
-the worker, not in a file (the worker that runs user code runs as the same user and could read one).
+``python3 -m remote_agent.judge``; each job (problem, dtype, ``timed``) is a line of its standard input, the n-th
+for the worker at its n-th channel (``judge_jobs``: a warm agent's judge serves the verdict, then the replay). The
+secret a job's inputs derive from is drawn here, in this process, and never leaves it: not in the payload, not
+through the agent or the worker, not in a file (the worker that runs user code runs as the same user and could
+read one).
 
 The worker reports its own checks and times, and user code in it can write anything to any descriptor it has,
 those reports included. So the agent asks the judge: per test, the judge makes a fresh input set from the secret
@@ -21,7 +23,7 @@ From the worker (user code may write anything there: read a bounded line at a ti
 ``NEXT <id>``, ``CALLED <id> <json object>`` (its figures, or why it could not make the call). To the agent
 (stdout): ``CALLED <id> <json>`` (the worker's answer, passed on as the worker's word), ``RESULT <json>`` per test
 ({test_id, name, status, debug_info, samples}); ``DONE`` at the end (``BROKEN <why>`` instead where it cannot
-judge)."""
+judge) per job."""
 import base64
 import ctypes
 import hashlib
@@ -118,24 +120,58 @@ def main():
     if torch.cuda.is_available():
         worker.warm_kernels(torch)
     print("judge: " + worker.prestarted_in(began, imported, waited), file=sys.stderr, flush=True)
-    line = sys.stdin.readline()
-    if not line.strip():
-        return 0  # not needed after all
-    job = json.loads(line)
-    from_worker, to_worker = verification.peer()
+    if not judge_jobs(sys.stdin, verification.peers(),
+                      lambda job, channel: judge(job, channel, torch, reduce_tensor, out)):
+        return 0
+    # Idle until the agent ends it: its end releases a device context (0.1-0.15 s of driver work), which the agent
+    # keeps out of the benchmark that follows a pass by ending this process only once that is over.
+    sys.stdin.read()
+    return 0
+
+
+def judge_jobs(jobs, channels, judge_one):
+    """The n-th job line (``jobs``: the judge's stdin) judged against the worker at the n-th channel: a warm agent's
+    judge has two, the verdict's worker and the replay's (one context fewer a job than a judge each: every context
+    a next job makes is made beside some job's timed samples). Until a job fails (``judge_one`` answers False) or
+    no job comes (an empty line, or none: not needed after all). Each job's worker has its channel closed after."""
+    for reader, writer in channels:
+        line = jobs.readline()
+        passed = bool(line.strip()) and judge_one(json.loads(line), (reader, writer))
+        for end in (writer, reader):
+            try:
+                end.close()  # the worker's serving ends; nothing it says later reaches this process
+            except OSError:
+                pass
+        if not passed:
+            return False
+    return True
+
+
+# Every buffer this process ever shared, its memory pool with them: kept to its end, so that no memory a worker
+# mapped (an earlier job's, whose worker may linger, running the solution's code) is ever a later job's buffer or
+# anything of the judge's own.
+EXPORTED = []
+
+
+def judge(job, channel, torch, reduce_tensor, out):
+    """One job: every test on inputs from a secret drawn for it alone, in buffers of a memory pool of its own,
+    called by the worker at ``channel`` and checked here (and with ``timed``, every timed sample). Prints each test's
+    ``RESULT``, then ``DONE``; True when every test passed."""
+    from_worker, to_worker = channel
     secret = secrets.token_bytes(32)
     harness = worker.Harness(job, torch)
-    pool, exported = shared_pool(torch), []
+    pool = shared_pool(torch)
     if pool is None:
         out.write("BROKEN this PyTorch has no torch.cuda.MemPool (2.6 or later): the judge cannot keep the buffers "
                   "it shares apart from its own copies\n")
         out.flush()
-        return 0
+        return False
+    EXPORTED.append(pool)
     for case in harness.problem.cases:
         began = time.monotonic()
         data = harness.input_set(case, seed_for(secret, case["test_id"]), shared=lambda: torch.cuda.use_mem_pool(pool))
-        exported.append(data.inputs)  # kept to the end: their memory never goes to anything of the judge's own
-        exported.append(data.outputs)
+        EXPORTED.append(data.inputs)
+        EXPORTED.append(data.outputs)
         torch.cuda.synchronize()
         made = time.monotonic()
         buffers = dict(data.inputs, **data.outputs)
@@ -170,7 +206,7 @@ def main():
             out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"], "status": "NOT_RUN",
                                                "debug_info": {"answer": said or "(the worker ended)"}}) + "\n")
             out.flush()
-            return 0
+            return False
         if debug is None:
             out.write("CALLED %d %s\n" % (case["test_id"], json.dumps(said)))
             out.flush()
@@ -190,17 +226,10 @@ def main():
         out.flush()
         del tensors, buffers, data
         if debug:
-            return 0
+            return False
     out.write("DONE\n")
     out.flush()
-    try:
-        to_worker.close()  # the worker's serving ends (it then waits for its own stdin to close)
-    except OSError:
-        pass
-    # Idle until the agent ends it: its end releases a device context (0.1-0.15 s of driver work), which the agent
-    # keeps out of the benchmark that follows a pass by ending this process only once that is over.
-    sys.stdin.read()
-    return 0
+    return True
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ class Outcome:
     calls: dict = field(default_factory=dict)
 
 
-PEER = "KR_PEER_FDS"  # "<read fd>,<write fd>": a judge's or its worker's end of their channel (Channel)
+PEER = "KR_PEER_FDS"  # "<read fd>,<write fd>" per channel, ";" between: a judge's or its worker's ends (Channel)
 LINE_LIMIT = 4 << 20  # the longest line either end of a channel reads (a timed call's figures are ~10 KiB)
 
 
@@ -53,33 +53,58 @@ class Channel:
                 pass
 
 
+def peers():
+    """In a judge or a worker: (reader, writer) of each of its ends of channels (text, line-buffered), from
+    ``PEER``: a worker has one, a judge one per worker it judges (a warm agent's: the verdict's, then the
+    replay's)."""
+    ends = []
+    for pair in os.environ[PEER].split(";"):
+        read_fd, write_fd = (int(fd) for fd in pair.split(","))
+        ends.append((os.fdopen(read_fd, "r", encoding="utf-8", errors="replace"),
+                     os.fdopen(write_fd, "w", buffering=1)))
+    return ends
+
+
 def peer():
-    """In a judge or a worker: (reader, writer) of its end of the channel (text, line-buffered), from ``PEER``."""
-    read_fd, write_fd = (int(fd) for fd in os.environ[PEER].split(","))
-    return os.fdopen(read_fd, "r", encoding="utf-8", errors="replace"), os.fdopen(write_fd, "w", buffering=1)
+    """A worker's one end of its channel: (reader, writer)."""
+    return peers()[0]
 
 
 def start(argv, env, cwd, preexec, pass_fds=(), stdout=subprocess.PIPE, end=None, popen=subprocess.Popen):
     """A judge or serving-worker process as a verification talks to it (pipes, a session of its own); ``end``: its
-    end of a Channel; ``popen``: how it is started (forked.Forked: a fork of a warm agent)."""
+    end of a Channel, or a list of them (a judge of several workers); ``popen``: how it is started (forked.Forked:
+    a fork of a warm agent)."""
     if end is not None:
-        env, pass_fds = dict(env, **{PEER: "%d,%d" % end}), tuple(pass_fds) + tuple(end)
+        ends = end if isinstance(end, list) else [end]
+        env = dict(env, **{PEER: ";".join("%d,%d" % one for one in ends)})
+        pass_fds = tuple(pass_fds) + tuple(fd for one in ends for fd in one)
     return popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE, text=True,
                  start_new_session=True, preexec_fn=preexec, pass_fds=pass_fds)
 
 
-def start_both(start_judge, start_worker):
-    """A judge and its worker, each started by its function given its end of a new Channel."""
-    channel = Channel()
+def start_judged(start_judge, *start_workers):
+    """A judge and its workers, each worker joined to the judge by a new Channel: (judge, [workers]).
+    ``start_judge`` is given the judge's ends in the workers' order, each ``start_workers`` function its own end."""
+    channels = [Channel() for _ in start_workers]
+    workers = []
     try:
-        judge = start_judge(channel.judge)
+        judge = start_judge([channel.judge for channel in channels])
         try:
-            return judge, start_worker(channel.worker)
+            for start_worker, channel in zip(start_workers, channels):
+                workers.append(start_worker(channel.worker))
+            return judge, workers
         except BaseException:
-            _kill(judge)
+            _kill(judge, *workers)
             raise
     finally:
-        channel.close()
+        for channel in channels:
+            channel.close()
+
+
+def start_both(start_judge, start_worker):
+    """A judge and its worker, joined by a new Channel."""
+    judge, (worker,) = start_judged(start_judge, start_worker)
+    return judge, worker
 
 
 def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_worker=True, on_start=None,
@@ -88,29 +113,35 @@ def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_
     starts the judge and its serving worker into the job's room, each confined on its own: CUDA IPC
     needs them to be the same user, and the judge keeps the worker out of its memory by being non-dumpable and
     restricted apart (Landlock). ``started``: (judge, worker, worker's job file) already started that way before
-    the job (a warm agent's), the worker waiting for its job file's path.
+    the job (a warm agent's), the worker waiting for its job file's path; such a judge is its starter's, which reads
+    its log and ends it: it may judge another worker after this one (it has a channel to each), so a run that
+    passes leaves it waiting for its next job.
     ``on_passed(outcome)`` is called as soon as the judge has passed every test, before the worker ends; with
     ``await_worker`` a worker that then does not end in time makes the outcome TIMEOUT (a profiler around it writes
-    its figures as it ends), else it is killed at once. ``on_start([judge, worker])`` is told the processes; when it
-    answers False the run is not needed (BROKEN). With ``linger`` a passed run leaves both processes as they are,
-    idle (each waiting for its stdin to close), for the caller to end with the
-    list ``on_start`` was told: each takes 0.1-0.15 s to release its device context, which is then off the path to
-    what the caller does next (a benchmark), yet not beside it."""
+    its figures as it ends), else it is killed at once. ``on_start(processes)`` is told the processes the run
+    started or was given to end (the worker, and the judge unless ``started``); when it answers False the run is
+    not needed (BROKEN). With ``linger`` a passed run leaves them as they are, idle (each waiting for its stdin to
+    close), for the caller to end with the list ``on_start`` was told: each takes 0.1-0.15 s to release its device
+    context, which is then off the path to what the caller does next (a benchmark), yet not beside it."""
     log = log or (lambda *parts: print(*parts, file=sys.stderr, flush=True))
     lines = queue.Queue()
     if started is not None:
         judge, worker, job_file = started
         send(worker, job_file)
+        owned = [worker]
     else:
         judge, worker = start_pair()
-    if on_start is not None and not on_start([judge, worker]):
-        _kill(worker, judge)
+        owned = [worker, judge]
+    if on_start is not None and not on_start(list(owned)):
+        _kill(*owned)
         return Outcome("BROKEN", message="not needed")
     worker_err = []
 
-    def pump(name, stream, sink):
+    def pump(name, stream, sink, last=lambda line: False):
         for line in stream:
             sink(name, line)
+            if last(line):
+                return  # a judge's last line for this job: the stream is the next run's to read
         sink(name, None)
 
     def keep(name, line):
@@ -121,8 +152,12 @@ def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_
             del worker_err[:-200]
         log(name + ":", line.rstrip())
 
-    for name, proc in (("judge", judge), ("worker", worker)):
-        threading.Thread(target=pump, args=(name, proc.stdout, lambda n, l: lines.put((n, l))), daemon=True).start()
+    def put(name, line):
+        lines.put((name, line))
+
+    threading.Thread(target=pump, args=("judge", judge.stdout, put, ends_a_job), daemon=True).start()
+    threading.Thread(target=pump, args=("worker", worker.stdout, put), daemon=True).start()
+    for name, proc in (("judge", judge), ("worker", worker)) if started is None else (("worker", worker),):
         threading.Thread(target=pump, args=(name, proc.stderr, keep), daemon=True).start()
     outcome = None
     try:
@@ -150,13 +185,29 @@ def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_
             except subprocess.TimeoutExpired:
                 outcome = Outcome("TIMEOUT", outcome.results)
     finally:
-        if not (linger and outcome is not None and outcome.status == "PASSED"):
-            _kill(worker, judge)  # else the caller's to end
+        passed = outcome is not None and outcome.status == "PASSED"
+        if not (linger and passed):
+            # A judge that did not pass its job has nothing more to judge, whoever started it.
+            _kill(*(owned if passed or judge in owned else owned + [judge]))  # else the caller's to end
     if outcome.status == "NOT_RUN":
         outcome = Outcome("CRASHED", outcome.results, exit_code=worker.returncode)
     outcome.worker_log = "".join(worker_err)
     outcome.calls = calls
     return outcome
+
+
+def ends_a_job(line):
+    """Whether a judge's output line is its last for the job it was given: ``DONE``, ``BROKEN``, or a test's
+    result other than a pass (it is then silent until its next job, if any)."""
+    kind, _, rest = line.strip().partition(" ")
+    if kind in ("DONE", "BROKEN"):
+        return True
+    if kind != "RESULT":
+        return False
+    try:
+        return json.loads(rest).get("status") != "PASSED"
+    except (ValueError, AttributeError):
+        return True
 
 
 def _from_judge(line, judge, results, calls):

@@ -9,7 +9,7 @@ import threading
 import unittest
 from unittest import mock
 
-from remote_agent import agent, forked, worker
+from remote_agent import agent, forked, verification, worker
 from tests import forked_child
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -109,10 +109,11 @@ class PrestartedTest(unittest.TestCase):
     the thread that forks, and whatever locks the others held)."""
 
     def test_every_process_of_the_job_is_forked_at_once_before_any_thread_of_the_agents(self):
-        calls = []
+        calls, channels = [], []
 
         def popen(argv, **kwargs):
             calls.append((argv[2], threading.active_count()))
+            channels.append(kwargs["env"].get(verification.PEER, ""))
             return subprocess.Popen([sys.executable, "-c", "import sys; print(%r, file=sys.stderr, flush=True); "
                                      "sys.stdin.read()" % worker.READY], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -126,7 +127,9 @@ class PrestartedTest(unittest.TestCase):
             started = agent.Prestarted(work, room)
         self.addCleanup(os.rmdir, work)
         self.addCleanup(started.discard)
-        self.assertEqual(["remote_agent.worker", "remote_agent.judge", "remote_agent.worker", "remote_agent.judge",
-                          "remote_agent.worker"], [module for module, _ in calls])
-        self.assertEqual([before] * 5, [count for _, count in calls], "no thread of the agent's before a fork")
+        self.assertEqual(["remote_agent.worker", "remote_agent.judge", "remote_agent.worker", "remote_agent.worker"],
+                         [module for module, _ in calls], "one judge for the verdict's worker and the replay's")
+        self.assertEqual([before] * 4, [count for _, count in calls], "no thread of the agent's before a fork")
+        self.assertEqual([0, 2, 1, 1], [len(c.split(";")) if c else 0 for c in channels],
+                         "the judge holds a channel to each of its two workers")
         self.assertIs(popen, started.popen)

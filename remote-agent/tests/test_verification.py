@@ -1,6 +1,8 @@
 """The agent's side of the judge, without a GPU: fake judges and workers (real child processes) speaking the line
 protocol of remote_agent/judge.py and worker.py's serve mode; and the cross-check and the floor."""
+import io
 import os
+import select
 import sys
 import tempfile
 import textwrap
@@ -56,6 +58,33 @@ WORKER = textwrap.dedent('''
         import time; time.sleep(60)
     sys.stdin.read()  # as worker.py's serve: the channel closed, it ends once its stdin closes
 ''')
+
+
+# A warm agent's judge (remote_agent/judge.py's judge_jobs): a channel to each of its workers, the n-th job line for
+# the n-th; each job's tests as JUDGE's (a test numbered {fail} fails), its log on stderr.
+SHARED_JUDGE = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, {root!r})
+    from remote_agent import judge, verification
+    def one(job, channel):
+        from_worker, to_worker = channel
+        print("judging " + job["problem"], file=sys.stderr, flush=True)
+        for test in (1, 2):
+            to_worker.write("CALL %d payload-%d\\n" % (test, test))
+            answer = from_worker.readline().split(" ", 2)
+            if answer[:2] != ["CALLED", str(test)]:
+                print("RESULT " + json.dumps({{"test_id": test, "name": "t", "status": "NOT_RUN"}}), flush=True)
+                return False
+            status = "FAILED" if job["problem"] + str(test) == "{fail}" else "PASSED"
+            print("RESULT " + json.dumps({{"test_id": test, "name": "t", "status": status}}), flush=True)
+            if status == "FAILED":
+                return False
+        print("DONE", flush=True)
+        return True
+    if judge.judge_jobs(sys.stdin, verification.peers(), one):
+        sys.stdin.read()
+''')
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def scripts(folder, fail="0", worker="ok"):
@@ -183,6 +212,82 @@ class VerificationTest(unittest.TestCase):
     def test_a_worker_that_never_answers_times_out(self):
         outcome = self.run_with(worker="hang", timeout=3)
         self.assertEqual(outcome.status, "TIMEOUT")
+
+
+class SharedJudgeTest(unittest.TestCase):
+    """A warm agent's judge serves two runs, the verdict's worker and then the replay's, each over a channel of its
+    own: one device context fewer a job. The judge is the agent's (Prestarted) to end and to read the log of."""
+
+    def start(self, folder, fail="none"):
+        judge_path = os.path.join(folder, "shared_judge.py")
+        with open(judge_path, "w") as f:
+            f.write(SHARED_JUDGE.format(root=ROOT, fail=fail))
+        _, worker = scripts(folder)
+        start = (lambda argv: lambda end: verification.start(argv, dict(os.environ), folder, None, end=end))
+        judge, workers = verification.start_judged(start([sys.executable, judge_path]), start(worker), start(worker))
+        self.addCleanup(verification._kill, judge, *workers)
+        return judge, workers
+
+    def test_the_verdicts_run_then_the_replays_each_with_its_worker(self):
+        with tempfile.TemporaryDirectory() as folder:
+            judge, (verdict, replay) = self.start(folder)
+            told = []
+            first = verification.run(None, {"problem": "verdict"}, 20, log=lambda *a: None,
+                                     started=(judge, verdict, "verdict-job.json"), linger=True,
+                                     on_start=lambda processes: told.extend(processes) or True)
+            self.assertEqual("PASSED", first.status)
+            self.assertEqual([verdict], told, "the run's to end: its worker, not the judge it was given")
+            self.assertEqual([None, None], [judge.poll(), verdict.poll()], "both wait: the judge for its next job")
+            second = verification.run(None, {"problem": "replay"}, 20, log=lambda *a: None,
+                                      started=(judge, replay, "replay-job.json"))
+            self.assertEqual("PASSED", second.status)
+            self.assertEqual([1, 2], [r["test_id"] for r in second.results], "the second job's own results")
+            self.assertIsNotNone(replay.wait(timeout=10), "a run that does not linger ends its worker")
+            self.assertIsNone(judge.poll(), "the judge is its starter's to end")
+            readable, _, _ = select.select([judge.stderr], [], [], 5)
+            self.assertEqual("judging verdict\njudging replay\n",
+                             os.read(judge.stderr.fileno(), 4096).decode() if readable else "",
+                             "its log is left for its starter: no run read it")
+
+    def test_a_judge_that_fails_the_verdict_ends_and_judges_nothing_more(self):
+        with tempfile.TemporaryDirectory() as folder:
+            judge, (verdict, replay) = self.start(folder, fail="verdict2")
+            outcome = verification.run(None, {"problem": "verdict"}, 20, log=lambda *a: None,
+                                       started=(judge, verdict, "verdict-job.json"), linger=True)
+            self.assertEqual("FAILED", outcome.status)
+            self.assertIsNotNone(judge.wait(timeout=10), "a judge that did not pass is ended, whoever started it")
+            self.assertIsNotNone(verdict.poll())
+
+    def test_a_job_line_goes_to_its_own_channel_and_each_channel_is_closed_after(self):
+        from remote_agent.judge import judge_jobs
+        closed, judged = [], []
+
+        class End:
+            def __init__(self, name):
+                self.name = name
+
+            def close(self):
+                closed.append(self.name)
+
+        channels = [(End("r1"), End("w1")), (End("r2"), End("w2"))]
+        jobs = io.StringIO('{"n": 1}\n{"n": 2}\n')
+        self.assertTrue(judge_jobs(jobs, channels, lambda job, end: judged.append((job["n"], end[0].name)) or True))
+        self.assertEqual([(1, "r1"), (2, "r2")], judged)
+        self.assertEqual(["w1", "r1", "w2", "r2"], closed)
+        judged.clear()
+        self.assertFalse(judge_jobs(io.StringIO('{"n": 1}\n{"n": 2}\n'), channels,
+                                    lambda job, end: judged.append(job["n"]) and False))
+        self.assertEqual([1], judged, "a failed job is the judge's last")
+        judged.clear()
+        self.assertFalse(judge_jobs(io.StringIO('{"n": 1}\n\n'), channels, lambda job, end: judged.append(1) or True))
+        self.assertEqual([1], judged, "an empty line: not needed any more")
+
+    def test_a_judges_last_line_for_a_job(self):
+        for line, last in (("DONE\n", True), ("BROKEN no pool\n", True), ('RESULT {"status": "FAILED"}\n', True),
+                           ('RESULT {"status": "NOT_RUN"}\n', True), ('RESULT {"status": "PASSED"}\n', False),
+                           ("RESULT {bad\n", True), ('CALLED 1 {"timing": 1}\n', False), ("judge: log\n", False)):
+            with self.subTest(line=line):
+                self.assertEqual(last, verification.ends_a_job(line))
 
 
 class JudgeReadsTheWorkerTest(unittest.TestCase):
