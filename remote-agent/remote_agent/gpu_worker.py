@@ -55,7 +55,8 @@ KILL_GRACE = 0.2  # seconds between TERM and KILL of a cancelled job's processes
 # apart (run15). With three, 2 of 20 jobs 0.8 s apart came to an agent still importing PyTorch (replay-h100/run16);
 # with five, the contexts made beside the benchmarks slowed and spread them more (run17); four against three on one
 # machine: p50 1.55 s against 1.66 s for new code, 1.28 s against 1.24 s for the same code (run18). Each spare holds
-# four device contexts (about 0.5 GiB of the GPU's memory each).
+# four device contexts (about 0.5 GiB of the GPU's memory each); with four a spare, five spares were again slower
+# than four: 2.29 s against 1.96 s new code, 1.28 s against 1.05 s same code (run23).
 SPARES = int(os.environ.get("KR_WORKER_SPARES", "4"))  # agents kept starting ahead of their jobs
 PR_SET_DUMPABLE = 4
 
