@@ -27,9 +27,10 @@ JUDGE_ARGV = [sys.executable, "-m", "remote_agent.judge"]
 
 # What the solution's own process may say to the submission's stream: its own check. Its times are never its to say.
 FORWARDED = {"CHECKING", "TEST_RESULT", "CHECKED", "WRONG_ANSWER", "RUNTIME_ERROR", "ERROR"}
-# The share of ranked results whose replayed times Nsight Compute audits (a payload's ``benchmark.audit`` decides
-# for itself: the service asks for it on a board's new #1).
+# The share of ranked results whose replayed times Nsight Compute audits besides every new best of a board
+# (audit_reason).
 AUDIT_SHARE = 0.05
+NEW_BEST, SAMPLED, ASKED = "a new best on its board", "a random sample", "asked"
 REPLAY, OWN = "replay", "own"  # the timed pairs: the replay of the recorded call, the solution's own process
 FORK_VARIABLE = "KR_FORK_PRESTARTED"  # "0": a warm agent starts its job's processes as new interpreters (forked.py)
 
@@ -672,14 +673,15 @@ class Agent:
                                self.references.get(case["test_id"]))
             results.append(result)
             self.out.emit("BENCHMARK_RESULT", result=result)
-        audit = profiler.find_tool(toolchain.kind) if timing["method"] == "replayed" and (
-            payload.benchmark.get("audit") is True or (payload.benchmark.get("audit") is None
-                                                        and secrets.randbelow(10 ** 6) < AUDIT_SHARE * 10 ** 6)) else None
-        if audit:
-            timing = dict(timing, status="pending", audit=profiler.tool_name(toolchain.kind))
-        verdict["timing"] = timing
         runtime = next((f.get("runtime") for f in figures.values() if isinstance(f.get("runtime"), dict)), None)
-        if self.benchmarked(payload, problem, report, verdict, summary_of(results, runtime)) and audit:
+        summary = summary_of(results, runtime)
+        why = audit_reason(payload.benchmark, summary["geomean_runtime_ms"]) if timing["method"] == "replayed" \
+            else None
+        audit = profiler.find_tool(toolchain.kind) if why else None
+        if audit:
+            timing = dict(timing, status="pending", audit=profiler.tool_name(toolchain.kind), audit_reason=why)
+        verdict["timing"] = timing
+        if self.benchmarked(payload, problem, report, verdict, summary) and audit:
             self._mark("benchmarked; audited by " + audit)
             self.out.emit("VERIFIED", timing=self.audited(payload, work, audit, results, timing))
             self._mark("audited")
@@ -1121,6 +1123,22 @@ def result_of(problem, dtype, case, figure, reference):
     if "device_span_calls" in figure:  # a small kernel: its steady figure beside the events'
         result["device_span_ms"] = figure.get("device_span_ms")
     return result
+
+
+def audit_reason(settings, geomean_ms, draw=None):
+    """Why Nsight Compute audits a replayed result, or None: the payload's ``benchmark.audit`` where it says (true:
+    ASKED; false: never); a new best of its board (``benchmark.board_best_ms``: the board's best geometric mean when
+    the service started the run, null for a board with no entry yet: the service's word, not the submission's);
+    else one result in AUDIT_SHARE, drawn (``draw``: a number in [0, 10**6), else drawn here)."""
+    asked = settings.get("audit")
+    if asked is not None:
+        return ASKED if asked is True else None
+    if "board_best_ms" in settings:
+        best = settings["board_best_ms"]
+        if best is None or geomean_ms < best:
+            return NEW_BEST
+    draw = secrets.randbelow(10 ** 6) if draw is None else draw
+    return SAMPLED if draw < AUDIT_SHARE * 10 ** 6 else None
 
 
 def summary_of(results, runtime):

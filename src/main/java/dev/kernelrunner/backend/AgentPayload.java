@@ -10,10 +10,42 @@ import io.vertx.core.json.JsonObject;
 public final class AgentPayload {
   private AgentPayload() {}
 
-  /** The run's code and settings, signed with {@code eventKey} (base64): what the agent needs, nothing more. */
+  /**
+   * What the run's board said when the service started a benchmark: its best accepted geometric mean
+   * ({@code bestMs}, null where nothing ranks there yet), or that it could not be read ({@code read} false). The
+   * agent has Nsight Compute audit a replayed result that beats it, a new #1 (remote-agent's {@code audit_reason});
+   * where the board could not be read, every replayed result of the run.
+   */
+  public record Board(boolean read, Double bestMs) {
+    public static Board best(Double bestMs) {
+      return new Board(true, bestMs);
+    }
+
+    public static Board unread() {
+      return new Board(false, null);
+    }
+  }
+
+  /** A run with no board to beat (a worker's check job). */
   public static JsonObject of(AppConfig.Agent agent, String submissionId, String problem, String language,
                               String dtype, String code, String mode, String gpuType, String eventKey) {
+    return of(agent, submissionId, problem, language, dtype, code, mode, gpuType, eventKey, null);
+  }
+
+  /**
+   * The run's code and settings, signed with {@code eventKey} (base64): what the agent needs, nothing more;
+   * {@code board}: the benchmark's board (null: none).
+   */
+  public static JsonObject of(AppConfig.Agent agent, String submissionId, String problem, String language,
+                              String dtype, String code, String mode, String gpuType, String eventKey, Board board) {
     AppConfig.Limits limits = agent.limits();
+    // A result this many times faster than the reference is published marked needs_review.
+    JsonObject benchmark = new JsonObject().put("review_speedup", agent.reviewSpeedup());
+    if (board != null && board.read()) {
+      benchmark.put("board_best_ms", board.bestMs());
+    } else if (board != null) {
+      benchmark.put("audit", true);
+    }
     return new JsonObject()
         .put("event_key", eventKey)
         .put("submission_id", submissionId)
@@ -25,7 +57,6 @@ public final class AgentPayload {
         .put("gpu_type", gpuType)
         .put("limits", new JsonObject().put("compile_seconds", limits.compileSeconds())
             .put("test_seconds", limits.testSeconds()).put("benchmark_seconds", limits.benchmarkSeconds()))
-        // A result this many times faster than the reference is published marked needs_review.
-        .put("benchmark", new JsonObject().put("review_speedup", agent.reviewSpeedup()));
+        .put("benchmark", benchmark);
   }
 }

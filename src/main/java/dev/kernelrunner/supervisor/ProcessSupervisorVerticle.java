@@ -136,7 +136,7 @@ public class ProcessSupervisorVerticle extends VerticleBase {
           if (run.stop != null) {
             return Future.failedFuture(new IllegalStateException("cancelled before start"));
           }
-          return backend.start(payload(submission, run), listener(run));
+          return board(submission).compose(board -> backend.start(payload(submission, run, board), listener(run)));
         })
         .onSuccess(handle -> started(run, handle, backendName))
         .onFailure(error -> finish(run, new Progress.NotStarted(error.getMessage()), List.of()));
@@ -202,12 +202,34 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     return backend.sweep(live);
   }
 
+  /** How long a run's start waits for its board before it asks for the audit instead. */
+  private static final DeliveryOptions BOARD_READ = new DeliveryOptions().setSendTimeout(5_000);
+
   /** What the agent gets, with a fresh secret key for signing its events (see {@link AgentOutput}). */
-  private JsonObject payload(JsonObject submission, Run run) {
+  private JsonObject payload(JsonObject submission, Run run, AgentPayload.Board board) {
     run.eventKey = AgentOutput.EventKey.random().base64();
     return AgentPayload.of(config.agent(), submission.getString("id"), submission.getString("problem"),
         submission.getString("language"), submission.getString("dtype"), submission.getString("code"),
-        submission.getString("mode"), submission.getString("gpu_type"), run.eventKey);
+        submission.getString("mode"), submission.getString("gpu_type"), run.eventKey, board);
+  }
+
+  /**
+   * A benchmark's board as it stands (its best, so that the agent audits a new #1), null for other modes; where
+   * the store does not answer, {@link AgentPayload.Board#unread}: the run's replayed result is audited whatever it is.
+   */
+  private Future<AgentPayload.Board> board(JsonObject submission) {
+    if (Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK) != Mode.BENCHMARK) {
+      return Future.succeededFuture(null);
+    }
+    JsonObject which = new JsonObject().put("problem", submission.getString("problem"))
+        .put("gpu_type", submission.getString("gpu_type")).put("dtype", submission.getString("dtype"));
+    return vertx.eventBus().<JsonObject>request(Addresses.STORE_BOARD_BEST, which, BOARD_READ)
+        .map(reply -> AgentPayload.Board.best(reply.body().getDouble("best_ms")))
+        .otherwise(error -> {
+          log.warn("the board of {} could not be read ({}): its result will be audited", submission.getString("id"),
+              error.getMessage());
+          return AgentPayload.Board.unread();
+        });
   }
 
   private void started(Run run, Backend.RunHandle handle, String backend) {

@@ -41,6 +41,9 @@ class ProcessSupervisorVerticleTest {
   private final List<String> registered = new CopyOnWriteArrayList<>();
   private final Map<String, Promise<Driven>> started = new ConcurrentHashMap<>();
   private final AtomicInteger starts = new AtomicInteger();
+  private final Map<String, JsonObject> payloads = new ConcurrentHashMap<>();
+  /** The mode of every submission the stubbed store hands out. */
+  private volatile String mode = "benchmark";
 
   /**
    * A run the test drives: what the supervisor listens with, how often it was asked to stop, and the supervisor's
@@ -57,6 +60,7 @@ class ProcessSupervisorVerticleTest {
     @Override
     public Future<Backend.RunHandle> start(JsonObject payload, RunListener listener) {
       starts.incrementAndGet();
+      payloads.put(payload.getString("submission_id"), payload);
       AtomicInteger kills = new AtomicInteger();
       started.computeIfAbsent(payload.getString("submission_id"), id -> Promise.promise())
           .complete(new Driven(listener, kills, Vertx.currentContext()));
@@ -91,7 +95,7 @@ class ProcessSupervisorVerticleTest {
         RunOrder.Kill.class, RunOrder.Stopped.class);
     vertx.eventBus().<JsonObject>consumer(Addresses.STORE_SUBMISSION_GET, message -> message.reply(new JsonObject()
         .put("id", message.body().getString("id")).put("problem", "leaky-relu").put("language", "cuda")
-        .put("dtype", "float32").put("code", "// code").put("mode", "benchmark").put("gpu_type", "test")));
+        .put("dtype", "float32").put("code", "// code").put("mode", mode).put("gpu_type", "test")));
     vertx.eventBus().<Progress>consumer(Addresses.SUBMISSIONS_PROGRESS, message -> {
       progress.add(message.body());
       message.reply(message.body() instanceof Progress.Exit ? "ENDED" : "STORED");
@@ -170,6 +174,37 @@ class ProcessSupervisorVerticleTest {
     assertEquals(new Progress.Exited(0), exit.outcome());
     assertEquals(List.of("bye"), exit.logTail());
     assertEquals(List.of("run-s1"), registered);
+  }
+
+  @Test
+  void aBenchmarkCarriesItsBoardsBestSoThatTheAgentAuditsANewNumberOne() throws Exception {
+    List<JsonObject> asked = new CopyOnWriteArrayList<>();
+    vertx.eventBus().<JsonObject>consumer(Addresses.STORE_BOARD_BEST, message -> {
+      asked.add(message.body());
+      message.reply(new JsonObject().put("best_ms", asked.size() == 1 ? 0.0021 : null));
+    });
+    start("s5");
+    assertEquals(new JsonObject().put("problem", "leaky-relu").put("gpu_type", "test").put("dtype", "float32"),
+        asked.get(0), "the board the result would rank on");
+    JsonObject benchmark = payloads.get("s5").getJsonObject("benchmark");
+    assertEquals(0.0021, benchmark.getDouble("board_best_ms"));
+    assertFalse(benchmark.containsKey("audit"), "the agent decides: below the best, or a random share");
+    start("s6");
+    JsonObject empty = payloads.get("s6").getJsonObject("benchmark");
+    assertTrue(empty.containsKey("board_best_ms") && empty.getValue("board_best_ms") == null,
+        "an empty board: the first result is its #1 " + empty);
+  }
+
+  @Test
+  void aBenchmarkWhoseBoardCannotBeReadIsAuditedAndCheckRunsAskNothing() throws Exception {
+    start("s7");
+    JsonObject benchmark = payloads.get("s7").getJsonObject("benchmark");
+    assertEquals(true, benchmark.getBoolean("audit"), "no store answered: audited whatever it is " + benchmark);
+    assertFalse(benchmark.containsKey("board_best_ms"));
+    mode = "check";
+    start("s8");
+    assertEquals(new JsonObject().put("review_speedup", payloads.get("s8").getJsonObject("benchmark")
+        .getValue("review_speedup")), payloads.get("s8").getJsonObject("benchmark"), "no board for a check run");
   }
 
   @Test
