@@ -1127,15 +1127,16 @@ def result_of(problem, dtype, case, figure, reference):
 
 def audit_reason(settings, geomean_ms, draw=None):
     """Why Nsight Compute audits a replayed result, or None: the payload's ``benchmark.audit`` where it says (true:
-    ASKED; false: never); a new best of its board (``benchmark.board_best_ms``: the board's best geometric mean when
-    the service started the run, null for a board with no entry yet: the service's word, not the submission's);
-    else one result in AUDIT_SHARE, drawn (``draw``: a number in [0, 10**6), else drawn here)."""
+    ASKED; false: never); a new #1 of its board, its geometric mean under ``benchmark.new_best_below_ms`` (the low
+    end of the board's #1's 95% interval when the service started the run: beyond the #1's noise, where the board
+    would no longer call the two a tie; null for a board with no entry yet; the service's word, not the
+    submission's); else one result in AUDIT_SHARE, drawn (``draw``: a number in [0, 10**6), else drawn here)."""
     asked = settings.get("audit")
     if asked is not None:
         return ASKED if asked is True else None
-    if "board_best_ms" in settings:
-        best = settings["board_best_ms"]
-        if best is None or geomean_ms < best:
+    if "new_best_below_ms" in settings:
+        below = settings["new_best_below_ms"]
+        if below is None or geomean_ms < below:
             return NEW_BEST
     draw = secrets.randbelow(10 ** 6) if draw is None else draw
     return SAMPLED if draw < AUDIT_SHARE * 10 ** 6 else None

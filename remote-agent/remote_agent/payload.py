@@ -119,12 +119,12 @@ def parse(raw_bytes):
             raise ValueError("review_speedup must be a number above 1")
         if not isinstance(benchmark.get("audit", False), bool):
             raise ValueError("audit must be true or false")
-        best = benchmark.get("board_best_ms")
-        if best is not None and (isinstance(best, bool) or not isinstance(best, (int, float)) or not best > 0):
-            raise ValueError("board_best_ms must be a positive number of milliseconds or null")
+        below = benchmark.get("new_best_below_ms")
+        if below is not None and (isinstance(below, bool) or not isinstance(below, (int, float)) or not below > 0):
+            raise ValueError("new_best_below_ms must be a positive number of milliseconds or null")
     except (TypeError, ValueError) as e:
         problems.append("benchmark must be an object of min_runs, max_runs, target_cv, long_run_seconds, "
-                        "long_runs, review_speedup, audit and board_best_ms: " + str(e))
+                        "long_runs, review_speedup, audit and new_best_below_ms: " + str(e))
     report_limit = data.get("report_limit_bytes")
     if report_limit is not None and (isinstance(report_limit, bool) or not isinstance(report_limit, int)
                                      or report_limit < 1):

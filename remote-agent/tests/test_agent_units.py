@@ -59,24 +59,25 @@ class PayloadTest(unittest.TestCase):
                 payload.parse(valid_payload(benchmark=bad))
 
     def test_the_services_audit_settings(self):
-        for good in ({"audit": True}, {"audit": False}, {"board_best_ms": 0.0021}, {"board_best_ms": None}):
+        for good in ({"audit": True}, {"audit": False}, {"new_best_below_ms": 0.0021}, {"new_best_below_ms": None}):
             self.assertEqual(good, payload.parse(valid_payload(benchmark=good)).benchmark)
-        for bad in ({"audit": "yes"}, {"board_best_ms": 0}, {"board_best_ms": -1.0}, {"board_best_ms": "1"},
-                    {"board_best_ms": True}):
+        for bad in ({"audit": "yes"}, {"new_best_below_ms": 0}, {"new_best_below_ms": -1.0}, {"new_best_below_ms": "1"},
+                    {"new_best_below_ms": True}):
             with self.subTest(bad=bad), self.assertRaises(payload.PayloadError) as caught:
                 payload.parse(valid_payload(benchmark=bad))
             self.assertIn(next(iter(bad)), " ".join(caught.exception.problems))
 
     def test_a_new_best_of_its_board_is_always_audited_else_a_share_is(self):
         never = agent_module.AUDIT_SHARE * 10 ** 6  # a draw above the share: not sampled
-        self.assertEqual(agent_module.NEW_BEST, agent_module.audit_reason({"board_best_ms": 0.005}, 0.0049, draw=never))
-        self.assertEqual(agent_module.NEW_BEST, agent_module.audit_reason({"board_best_ms": None}, 9.0, draw=never),
+        self.assertEqual(agent_module.NEW_BEST, agent_module.audit_reason({"new_best_below_ms": 0.005}, 0.0049, draw=never))
+        self.assertEqual(agent_module.NEW_BEST, agent_module.audit_reason({"new_best_below_ms": None}, 9.0, draw=never),
                          "the first result of a board is its best")
-        self.assertIsNone(agent_module.audit_reason({"board_best_ms": 0.005}, 0.005, draw=never), "a tie is no new best")
+        self.assertIsNone(agent_module.audit_reason({"new_best_below_ms": 0.005}, 0.005, draw=never),
+                          "within the #1's interval: a tie, not a new #1")
         self.assertIsNone(agent_module.audit_reason({}, 0.001, draw=never), "no board said: the share alone")
-        self.assertEqual(agent_module.SAMPLED, agent_module.audit_reason({"board_best_ms": 0.005}, 0.006, draw=0))
-        self.assertEqual(agent_module.ASKED, agent_module.audit_reason({"audit": True, "board_best_ms": 0.001}, 0.5, draw=never))
-        self.assertIsNone(agent_module.audit_reason({"audit": False, "board_best_ms": None}, 0.001, draw=0),
+        self.assertEqual(agent_module.SAMPLED, agent_module.audit_reason({"new_best_below_ms": 0.005}, 0.006, draw=0))
+        self.assertEqual(agent_module.ASKED, agent_module.audit_reason({"audit": True, "new_best_below_ms": 0.001}, 0.5, draw=never))
+        self.assertIsNone(agent_module.audit_reason({"audit": False, "new_best_below_ms": None}, 0.001, draw=0),
                           "the service's false is never")
 
     def test_a_report_limit_is_a_positive_number_of_bytes(self):

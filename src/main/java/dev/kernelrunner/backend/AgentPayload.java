@@ -11,14 +11,15 @@ public final class AgentPayload {
   private AgentPayload() {}
 
   /**
-   * What the run's board said when the service started a benchmark: its best accepted geometric mean
-   * ({@code bestMs}, null where nothing ranks there yet), or that it could not be read ({@code read} false). The
-   * agent has Nsight Compute audit a replayed result that beats it, a new #1 (remote-agent's {@code audit_reason});
-   * where the board could not be read, every replayed result of the run.
+   * What the run's board said when the service started a benchmark: the low end of its #1's 95% interval
+   * ({@code newBestBelowMs}, null where nothing ranks there yet), or that it could not be read ({@code read}
+   * false). The agent has Nsight Compute audit a replayed result whose geometric mean is below it: a new #1 beyond
+   * the current one's noise (remote-agent's {@code audit_reason}); where the board could not be read, every
+   * replayed result of the run.
    */
-  public record Board(boolean read, Double bestMs) {
-    public static Board best(Double bestMs) {
-      return new Board(true, bestMs);
+  public record Board(boolean read, Double newBestBelowMs) {
+    public static Board newBestBelow(Double ms) {
+      return new Board(true, ms);
     }
 
     public static Board unread() {
@@ -42,7 +43,7 @@ public final class AgentPayload {
     // A result this many times faster than the reference is published marked needs_review.
     JsonObject benchmark = new JsonObject().put("review_speedup", agent.reviewSpeedup());
     if (board != null && board.read()) {
-      benchmark.put("board_best_ms", board.bestMs());
+      benchmark.put("new_best_below_ms", board.newBestBelowMs());
     } else if (board != null) {
       benchmark.put("audit", true);
     }

@@ -65,8 +65,6 @@ public final class Addresses {
   public static final String STORE_PROFILE_GET = "store.profile.get";
   /** A leaderboard's candidates: {problem, gpu_type, dtype} -> {rows}. */
   public static final String STORE_LEADERBOARD = "store.leaderboard";
-  /** A board's best accepted geometric mean: {problem, gpu_type, dtype} -> {best_ms: a number, or null}. */
-  public static final String STORE_BOARD_BEST = "store.board.best";
   /** A user's best accepted speedup per GPU type and problem: {user_id} -> {best: [{gpu_type, problem, speedup}]}. */
   public static final String STORE_BEST_SPEEDUPS = "store.best.speedups";
   /** {source, file: baselines.py's JSON} -> {inserted}: stores a baselines file's measurements, marks the newest. */

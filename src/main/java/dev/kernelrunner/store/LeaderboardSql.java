@@ -74,12 +74,6 @@ final class LeaderboardSql {
              max(baseline_speedup) FILTER (WHERE method = 'torch_compile') AS torch_compile
         FROM over GROUP BY gpu_type, problem ORDER BY gpu_type, problem""";
 
-  /**
-   * A board's best accepted geometric mean ({@code best}: null where nothing ranks there yet): a run that would
-   * beat it is a new #1, which the agent has Nsight Compute audit (AgentPayload).
-   */
-  static final String BEST = "WITH accepted AS (" + ACCEPTED + ") SELECT min(geomean_ms) AS best FROM accepted";
-
   /** Every board that has entries: problem, GPU type, dtype and how many users rank there. */
   static final String BOARDS = "WITH accepted AS (" + ACCEPTED + """
       ) SELECT problem, gpu_type, dtype, count(DISTINCT user_id) AS entries

@@ -116,9 +116,6 @@ public class ResultStoreVerticle extends VerticleBase {
               Bus.serve(vertx.eventBus(), Addresses.STORE_PROFILE_PUT, this::putProfile, this::fail),
               consume(Addresses.STORE_PROFILE_GET, this::getProfile),
               consume(Addresses.STORE_LEADERBOARD, this::leaderboard),
-              consume(Addresses.STORE_BOARD_BEST, body -> pool.preparedQuery(LeaderboardSql.BEST)
-                  .execute(Tuple.of(body.getString("problem"), body.getString("gpu_type"), body.getString("dtype")))
-                  .map(rows -> new JsonObject().put("best_ms", rows.iterator().next().getDouble("best")))),
               consume(Addresses.STORE_LEADERBOARDS, body -> pool.preparedQuery(LeaderboardSql.BOARDS)
                   .execute(Tuple.tuple().addString(null).addString(null).addString(null)).map(rows -> {
                 JsonArray boards = new JsonArray();

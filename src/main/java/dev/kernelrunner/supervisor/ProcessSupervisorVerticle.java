@@ -4,6 +4,8 @@ import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.bus.Bus;
 import dev.kernelrunner.bus.Failures;
 import dev.kernelrunner.config.AppConfig;
+import dev.kernelrunner.leaderboard.Board;
+import dev.kernelrunner.leaderboard.BoardJson;
 import dev.kernelrunner.backend.AgentOutput;
 import dev.kernelrunner.backend.AgentPayload;
 import dev.kernelrunner.backend.Backend;
@@ -214,8 +216,9 @@ public class ProcessSupervisorVerticle extends VerticleBase {
   }
 
   /**
-   * A benchmark's board as it stands (its best, so that the agent audits a new #1), null for other modes; where
-   * the store does not answer, {@link AgentPayload.Board#unread}: the run's replayed result is audited whatever it is.
+   * A benchmark's board as it stands, ranked as its readers see it (Board): the low end of its #1's interval, below
+   * which the agent audits a result, a new #1; null for other modes; where the store does not answer,
+   * {@link AgentPayload.Board#unread}: the run's replayed result is audited whatever it is.
    */
   private Future<AgentPayload.Board> board(JsonObject submission) {
     if (Mode.parse(submission.getString("mode")).orElse(Mode.BENCHMARK) != Mode.BENCHMARK) {
@@ -223,8 +226,13 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     }
     JsonObject which = new JsonObject().put("problem", submission.getString("problem"))
         .put("gpu_type", submission.getString("gpu_type")).put("dtype", submission.getString("dtype"));
-    return vertx.eventBus().<JsonObject>request(Addresses.STORE_BOARD_BEST, which, BOARD_READ)
-        .map(reply -> AgentPayload.Board.best(reply.body().getDouble("best_ms")))
+    return vertx.eventBus().<JsonObject>request(Addresses.STORE_LEADERBOARD, which, BOARD_READ)
+        .map(reply -> {
+          List<Board.Candidate> candidates = new java.util.ArrayList<>();
+          reply.body().getJsonArray("rows").forEach(row -> candidates.add(BoardJson.candidate((JsonObject) row)));
+          List<Board.Entry> ranked = Board.rank(candidates);
+          return AgentPayload.Board.newBestBelow(ranked.isEmpty() ? null : ranked.get(0).interval().lowMs());
+        })
         .otherwise(error -> {
           log.warn("the board of {} could not be read ({}): its result will be audited", submission.getString("id"),
               error.getMessage());

@@ -17,6 +17,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.util.List;
@@ -177,22 +178,36 @@ class ProcessSupervisorVerticleTest {
   }
 
   @Test
-  void aBenchmarkCarriesItsBoardsBestSoThatTheAgentAuditsANewNumberOne() throws Exception {
+  void aBenchmarkCarriesWhereItsBoardsNumberOnesIntervalBeginsSoThatTheAgentAuditsANewNumberOne() throws Exception {
     List<JsonObject> asked = new CopyOnWriteArrayList<>();
-    vertx.eventBus().<JsonObject>consumer(Addresses.STORE_BOARD_BEST, message -> {
+    vertx.eventBus().<JsonObject>consumer(Addresses.STORE_LEADERBOARD, message -> {
       asked.add(message.body());
-      message.reply(new JsonObject().put("best_ms", asked.size() == 1 ? 0.0021 : null));
+      // The board's candidates: ann's median 2.0 from samples 1-3 (fewer than 6: the interval is their range, from
+      // 1.0), bob's 4.0; the second time, none.
+      message.reply(new JsonObject().put("rows", asked.size() > 1 ? new JsonArray() : new JsonArray()
+          .add(candidate("bob", 4.0, 3.0, 4.0, 5.0)).add(candidate("ann", 2.0, 1.0, 2.0, 3.0))));
     });
     start("s5");
     assertEquals(new JsonObject().put("problem", "leaky-relu").put("gpu_type", "test").put("dtype", "float32"),
         asked.get(0), "the board the result would rank on");
     JsonObject benchmark = payloads.get("s5").getJsonObject("benchmark");
-    assertEquals(0.0021, benchmark.getDouble("board_best_ms"));
-    assertFalse(benchmark.containsKey("audit"), "the agent decides: below the best, or a random share");
+    assertEquals(1.0, benchmark.getDouble("new_best_below_ms"), "below the #1's interval: beyond its noise");
+    assertFalse(benchmark.containsKey("audit"), "the agent decides: a new #1, or a random share");
     start("s6");
     JsonObject empty = payloads.get("s6").getJsonObject("benchmark");
-    assertTrue(empty.containsKey("board_best_ms") && empty.getValue("board_best_ms") == null,
+    assertTrue(empty.containsKey("new_best_below_ms") && empty.getValue("new_best_below_ms") == null,
         "an empty board: the first result is its #1 " + empty);
+  }
+
+  private static JsonObject candidate(String user, double runtime, double... samples) {
+    JsonArray timed = new JsonArray();
+    for (double sample : samples) {
+      timed.add(sample);
+    }
+    return new JsonObject().put("id", user + "-id").put("user_id", user).put("created_at", "2026-11-26T00:00:00Z")
+        .put("speedup", 1.0).put("tests", new JsonArray().add(new JsonObject().put("test_id", 1)
+            .put("runtime_ms", runtime)))
+        .put("samples", new JsonArray().add(new JsonObject().put("test_id", 1).put("samples", timed)));
   }
 
   @Test
@@ -200,7 +215,7 @@ class ProcessSupervisorVerticleTest {
     start("s7");
     JsonObject benchmark = payloads.get("s7").getJsonObject("benchmark");
     assertEquals(true, benchmark.getBoolean("audit"), "no store answered: audited whatever it is " + benchmark);
-    assertFalse(benchmark.containsKey("board_best_ms"));
+    assertFalse(benchmark.containsKey("new_best_below_ms"));
     mode = "check";
     start("s8");
     assertEquals(new JsonObject().put("review_speedup", payloads.get("s8").getJsonObject("benchmark")
