@@ -1178,9 +1178,12 @@ class WorkerReport:
 
 
 def _logged(prefix, stream):
-    """Each line of ``stream`` to the log, until it ends."""
-    for line in stream:
-        log(prefix, line.rstrip())
+    """Each line of ``stream`` to the log, until it ends (or is closed under this thread, its process ended)."""
+    try:
+        for line in stream:
+            log(prefix, line.rstrip())
+    except (ValueError, OSError):
+        pass
 
 
 def _background(call):
