@@ -532,7 +532,8 @@ function onFrame(run, frame) {
 function timingText(timing) {
   return timing.status === "verified" ? "confirmed by " + timing.by
     : timing.status === "unverified" ? "NOT confirmed by " + timing.by
-    : timing.status === "pending" ? "being checked by the profiler…" : timing.reason;
+    : timing.status === "pending" ? "being checked by the profiler" + (timing.audit_reason
+      ? " (" + timing.audit_reason + ")" : "") + "…" : timing.reason;
 }
 
 function timesVerdict(timing) {

@@ -603,7 +603,8 @@ public final class TerminalClient {
           .getString("hardware", "?"));
       case "PROFILE_RESULT" -> profile(data.getJsonObject("result", new JsonObject()));
       case "BENCHMARKED" -> out.println("benchmarked" + timingBy(timing(data)) + (EventType.timingPending(data)
-          ? "; the profiler is auditing its times" : ""));
+          ? "; the profiler is auditing its times" + (timing(data).getValue("audit_reason") instanceof String why
+              ? " (" + why + ")" : "") : ""));
       case "VERIFIED" -> out.println("times " + data.getJsonObject("timing", new JsonObject()).getString("status", "?")
           + timingBy(data.getJsonObject("timing")));
       case "PROFILED" -> {

@@ -80,7 +80,7 @@ class TerminalClientTest {
     String out = run.out();
     for (String expected : List.of("submitted ", "queued", "compiling", "checking 2 tests", "  ✓ 1 n = 1024",
         "  ✓ 2 n = 65536", "benchmarking 2 tests",
-        "benchmarked (times replayed out of the submission's reach); the profiler is auditing its times",
+        "benchmarked (times replayed out of the submission's reach); the profiler is auditing its times (",
         "times verified (times replayed out of the submission's reach)", "runtime (ms)", "geometric mean 0.7071 ms",
         "BENCHMARKED")) {
       assertTrue(out.contains(expected), "missing '" + expected + "' in:\n" + out);

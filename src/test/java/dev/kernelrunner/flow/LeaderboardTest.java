@@ -174,6 +174,23 @@ class LeaderboardTest {
   }
 
   @Test
+  void aResultBeyondTheNumberOnesIntervalIsAuditedAsANewBestAndOneWithinItOnlyBySample() throws Exception {
+    // The service gives each benchmark the low end of its board's #1's interval (ann's, 0.5 sqrt 2 less 0.5%);
+    // the fake agent says why it audits as the real one decides it. Unverified by the audit, none ranks.
+    String token = tokens.computeIfAbsent("kim", LeaderboardTest::token);
+    Map<String, String> reasons = new java.util.LinkedHashMap<>();
+    for (String runtime : List.of("0.3", "0.499", "0.6")) {
+      String id = service.submit(token,
+          "// agent: ok\n// delay: 0.01\n// runtime: " + runtime + "\n// timing: unverified");
+      service.awaitFinished(id, WAIT);
+      reasons.put(runtime, service.submission(id).getJsonObject("result").getJsonObject("verification")
+          .getJsonObject("timing").getString("audit_reason"));
+    }
+    assertEquals(Map.of("0.3", "a new best on its board", "0.499", "a random sample", "0.6", "a random sample"),
+        reasons, "0.499 is under ann's 0.5 but within her interval: a tie, not a new #1");
+  }
+
+  @Test
   void aBoardNamesWhatItNeeds() throws Exception {
     String token = tokens.get("hal");
     TestService.Response noGpu = service.get("/api/leaderboards/leaky-relu", token);
