@@ -63,7 +63,7 @@ public final class Addresses {
   public static final String STORE_PROFILE_PUT = "store.profile.put";
   /** Body {@code {submission_id}}; reply {@link dev.kernelrunner.model.ProfileReport}, or 404. */
   public static final String STORE_PROFILE_GET = "store.profile.get";
-  /** A leaderboard's candidates: {problem, gpu_type, dtype} -> {rows}. */
+  /** A leaderboard's candidates, best first: {problem, gpu_type, dtype, limit (absent: all)} -> {rows}. */
   public static final String STORE_LEADERBOARD = "store.leaderboard";
   /** A user's best accepted speedup per GPU type and problem: {user_id} -> {best: [{gpu_type, problem, speedup}]}. */
   public static final String STORE_BEST_SPEEDUPS = "store.best.speedups";

@@ -36,7 +36,8 @@ final class LeaderboardSql {
 
   /**
    * Each user's best accepted result for a problem, GPU type and dtype (the earliest of equal ones), best first:
-   * its tests as the result publishes them, and each test's timed samples from its BENCHMARK_RESULT event.
+   * its tests as the result publishes them, and each test's timed samples from its BENCHMARK_RESULT event; the
+   * first {@code $4} (null: all), whose samples alone are read.
    */
   static final String BOARD = "WITH accepted AS (" + ACCEPTED + """
       ), best AS (
@@ -47,7 +48,8 @@ final class LeaderboardSql {
                                ORDER BY e.seq)
                 FROM submission_events e WHERE e.submission_id = b.id AND e.type = 'BENCHMARK_RESULT') AS samples
         FROM best b JOIN submissions s ON s.id = b.id
-       ORDER BY b.geomean_ms, b.created_at, b.id""";
+       ORDER BY b.geomean_ms, b.created_at, b.id
+       LIMIT $4""";
 
   /**
    * A user's ({@code $4}) best speedups per GPU type and problem, among accepted results of any dtype: over the

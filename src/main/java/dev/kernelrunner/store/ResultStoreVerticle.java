@@ -227,7 +227,8 @@ public class ResultStoreVerticle extends VerticleBase {
   /** Each user's best accepted result for the board, best first, with its tests and their samples. */
   private Future<JsonObject> leaderboard(JsonObject body) {
     return pool.preparedQuery(LeaderboardSql.BOARD)
-        .execute(Tuple.of(body.getString("problem"), body.getString("gpu_type"), body.getString("dtype")))
+        .execute(Tuple.of(body.getString("problem"), body.getString("gpu_type"), body.getString("dtype"),
+            body.getInteger("limit")))
         .map(rows -> {
           JsonArray candidates = new JsonArray();
           for (Row row : rows) {

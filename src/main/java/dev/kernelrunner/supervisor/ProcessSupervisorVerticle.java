@@ -204,6 +204,12 @@ public class ProcessSupervisorVerticle extends VerticleBase {
     return backend.sweep(live);
   }
 
+  /**
+   * The board's best candidates read for its #1: the first that has an interval (Board leaves out one whose
+   * samples do not give its figures); where none of them has, the run is audited as an empty board's first.
+   */
+  private static final int BOARD_TOP = 20;
+
   /** How long a run's start waits for its board before it asks for the audit instead. */
   private static final DeliveryOptions BOARD_READ = new DeliveryOptions().setSendTimeout(5_000);
 
@@ -225,7 +231,8 @@ public class ProcessSupervisorVerticle extends VerticleBase {
       return Future.succeededFuture(null);
     }
     JsonObject which = new JsonObject().put("problem", submission.getString("problem"))
-        .put("gpu_type", submission.getString("gpu_type")).put("dtype", submission.getString("dtype"));
+        .put("gpu_type", submission.getString("gpu_type")).put("dtype", submission.getString("dtype"))
+        .put("limit", BOARD_TOP);
     return vertx.eventBus().<JsonObject>request(Addresses.STORE_LEADERBOARD, which, BOARD_READ)
         .map(reply -> {
           List<Board.Candidate> candidates = new java.util.ArrayList<>();

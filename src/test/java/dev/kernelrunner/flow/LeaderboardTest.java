@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.bus.Addresses;
 import dev.kernelrunner.support.TestService;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -188,6 +189,16 @@ class LeaderboardTest {
     }
     assertEquals(Map.of("0.3", "a new best on its board", "0.499", "a random sample", "0.6", "a random sample"),
         reasons, "0.499 is under ann's 0.5 but within her interval: a tie, not a new #1");
+  }
+
+  @Test
+  void aRunsStartReadsOnlyItsBoardsBestCandidates() throws Exception {
+    JsonArray rows = service.vertx().eventBus().<JsonObject>request(Addresses.STORE_LEADERBOARD, new JsonObject()
+            .put("problem", "leaky-relu").put("gpu_type", "local").put("dtype", "float32").put("limit", 1))
+        .toCompletionStage().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS).body()
+        .getJsonArray("rows");
+    assertEquals(1, rows.size(), rows.encode());
+    assertEquals(ids.get("ann-best"), rows.getJsonObject(0).getString("id"), "the best first");
   }
 
   @Test

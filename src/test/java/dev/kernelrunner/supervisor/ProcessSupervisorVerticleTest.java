@@ -188,8 +188,8 @@ class ProcessSupervisorVerticleTest {
           .add(candidate("bob", 4.0, 3.0, 4.0, 5.0)).add(candidate("ann", 2.0, 1.0, 2.0, 3.0))));
     });
     start("s5");
-    assertEquals(new JsonObject().put("problem", "leaky-relu").put("gpu_type", "test").put("dtype", "float32"),
-        asked.get(0), "the board the result would rank on");
+    assertEquals(new JsonObject().put("problem", "leaky-relu").put("gpu_type", "test").put("dtype", "float32")
+        .put("limit", 20), asked.get(0), "the board the result would rank on, its best candidates");
     JsonObject benchmark = payloads.get("s5").getJsonObject("benchmark");
     assertEquals(1.0, benchmark.getDouble("new_best_below_ms"), "below the #1's interval: beyond its noise");
     assertFalse(benchmark.containsKey("audit"), "the agent decides: a new #1, or a random share");
