@@ -58,8 +58,9 @@ def build(toolchain, slug, code):
     assert "--offload-arch=" + ARCH in toolchain.command("hip", "x.cu", "lib.so")
     work = tempfile.mkdtemp(prefix="kr-rocm-")
     try:
+        # Its temporary files in the work folder: Debian's hipcc left a folder in /tmp per build (250 a run).
         library, symbol, output = problem_check.build(toolchain, catalog.load(slug), code, "hip", work,
-                                                      dict(os.environ, HIP_PLATFORM="amd"))
+                                                      dict(os.environ, HIP_PLATFORM="amd", TMPDIR=work))
         symbols = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True,
                                  text=True).stdout if library else ""
         return (0 if library else 1), output, symbols, symbol
