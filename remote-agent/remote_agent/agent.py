@@ -60,8 +60,8 @@ class Prestarted:
     submission only."""
 
     def __init__(self, work, job_room):
-        self.process = self.ready = self.judge = None
-        self.pairs = {}  # (the judge, its worker, when they were started) by use: None (the verdict's), REPLAY
+        self.process = self.ready = self.judge = self.judge_started = None
+        self.workers = {}  # the judge's workers by use: None (the verdict's), REPLAY
         self.work = work
         self.room = job_room
         # Forks of this process where PyTorch imports here (forked.py): made now, before its payload is read and
@@ -97,15 +97,15 @@ class Prestarted:
         except (OSError, subprocess.SubprocessError) as e:
             log("agent: could not start the judge ahead:", repr(e))
             return
-        started = time.monotonic()
-        self.pairs = {use: (self.judge, worker, started) for use, worker in zip((None, REPLAY), workers)}
+        self.judge_started = time.monotonic()
+        self.workers = dict(zip((None, REPLAY), workers))
 
     def _then_ready(self):
         """The replay's pair ended where there is no nvcc (it replays NVIDIA's device code only), then the solution's
         process read until ready."""
         toolchain = self.toolchain("cuda")
-        if (toolchain is None or toolchain.kind != "nvcc") and REPLAY in self.pairs:
-            verification._kill(self.pairs.pop(REPLAY)[1])
+        if (toolchain is None or toolchain.kind != "nvcc") and REPLAY in self.workers:
+            verification._kill(self.workers.pop(REPLAY))
         for line in self.process.stderr:
             if line.strip() == worker_module.READY:
                 break
@@ -115,13 +115,12 @@ class Prestarted:
         """The judge and its worker for ``use`` (None: the verdict's; REPLAY), given the worker's job file as
         verification.run takes it; None if not made."""
         self.ready.join()
-        pair = self.pairs.pop(use, None)
-        if pair is None:
+        worker = self.workers.pop(use, None)
+        if worker is None:
             return None
-        judge, worker, started = pair
         log("agent: the judge's processes (%s) were started %.1f s before they were needed" % (
-            use or "the verdict", time.monotonic() - started))
-        return judge, worker, job_file
+            use or "the verdict", time.monotonic() - self.judge_started))
+        return self.judge, worker, job_file
 
     def _nvcc_plans(self):
         """The toolchain, and nvcc's steps for a CUDA solution built in this work folder by either entry (the
@@ -166,9 +165,8 @@ class Prestarted:
             self.process = None
         if self.ready is not None:
             self.ready.join()
-        verification._kill(*[worker for _, worker, _ in self.pairs.values()],
-                           *([self.judge] if self.judge is not None else []))
-        self.pairs.clear()
+        verification._kill(*self.workers.values(), *([self.judge] if self.judge is not None else []))
+        self.workers.clear()
 
 
 # The work folder's own folders, each its user's (the job's): the home of the processes that run the solution, the
