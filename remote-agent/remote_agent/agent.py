@@ -56,11 +56,12 @@ class Prestarted:
     will run the solution (Python, PyTorch, the device's context), and one judge with two workers: the verdict's (it
     checks beside the solution's own check) and the replay's (it times after the check); each started into the
     job's room as ever, as a fork of this agent where PyTorch imports here (forked.py), and waiting on its stdin
-    for its job (the solution's process first for the reference's, while the solution compiles). Used by one
-    submission only."""
+    for its job (the solution's process first for the reference's, while the solution compiles). Besides, where
+    Nsight Compute is, an audit (Audit: in a room of its own, with no device context until it is used). Used by
+    one submission only."""
 
     def __init__(self, work, job_room):
-        self.process = self.ready = self.judge = self.judge_started = None
+        self.process = self.ready = self.judge = self.judge_started = self.audit = None
         self.workers = {}  # the judge's workers by use: None (the verdict's), REPLAY
         self.work = work
         self.room = job_room
@@ -99,6 +100,13 @@ class Prestarted:
             return
         self.judge_started = time.monotonic()
         self.workers = dict(zip((None, REPLAY), workers))
+        # Last: its worker is no fork (ncu starts it), and the profiler's output is read on a thread.
+        tool = profiler.find_tool("nvcc")
+        if tool:
+            try:
+                self.audit = Audit.start(self.work, tool, popen=self.popen, lazy=True)
+            except (OSError, subprocess.SubprocessError) as e:
+                log("agent: could not start the audit ahead:", repr(e))
 
     def _then_ready(self):
         """The replay's pair ended where there is no nvcc (it replays NVIDIA's device code only), then the solution's
@@ -121,6 +129,14 @@ class Prestarted:
         log("agent: the judge's processes (%s) were started %.1f s before they were needed" % (
             use or "the verdict", time.monotonic() - self.judge_started))
         return self.judge, worker, job_file
+
+    def take_audit(self):
+        """The audit started ahead (Audit), once; None if not made."""
+        audit, self.audit = self.audit, None
+        if audit is not None:
+            log("agent: the audit's processes were started %.1f s before they were needed" % (
+                time.monotonic() - audit.started))
+        return audit
 
     def _nvcc_plans(self):
         """The toolchain, and nvcc's steps for a CUDA solution built in this work folder by either entry (the
@@ -162,16 +178,20 @@ class Prestarted:
     def discard(self):
         if self.process is not None:
             Agent._kill(self.process)  # ends the reading of its stderr too
-            self.process = None
         if self.ready is not None:
-            self.ready.join()
+            self.ready.join()  # before the process is let go: the reading may not have begun
+        self.process = None
         verification._kill(*self.workers.values(), *([self.judge] if self.judge is not None else []))
         self.workers.clear()
+        if self.audit is not None:
+            self.audit.close()
+            self.audit = None
 
 
 # The work folder's own folders, each its user's (the job's): the home of the processes that run the solution, the
-# judge's home, the compiler's folder, and the profiler's (its reports in profile mode; its verdict never: a pipe).
-HOME, JUDGE_HOME, BUILD, PROFILER = "home", "judge", "build", "profiler"
+# judge's home, the compiler's folder, the profiler's (its reports in profile mode; its verdict never: a pipe), and
+# the audit's home (Audit: only its profiler and worker write it).
+HOME, JUDGE_HOME, BUILD, PROFILER, AUDIT = "home", "judge", "build", "profiler", "audit"
 
 
 WORK_FOLDERS = re.compile(r"^kr-agent-(\d+)-")
@@ -186,7 +206,7 @@ def make_work(parent=None):
     sandbox.remove_orphans(parent, WORK_FOLDERS)
     work = tempfile.mkdtemp(prefix="kr-agent-%d-" % os.getpid(), dir=parent)
     sandbox.work_folder(work)
-    for name in (HOME, JUDGE_HOME, BUILD, PROFILER):
+    for name in (HOME, JUDGE_HOME, BUILD, PROFILER, AUDIT):
         os.makedirs(os.path.join(work, name))
         sandbox.hand_over(os.path.join(work, name))
     return work
@@ -213,27 +233,11 @@ def solution_preexec(job_room, work, nice=0):
     return job_room.preexec("solution", work, own=[os.path.join(work, HOME)], nice=nice)
 
 
-def start_pair(job_room, work, served, env, tool=None, output=None):
+def start_pair(job_room, work, served, env):
     """The judge and its serving worker (``served``), each started into the room on its own, joined by a channel of
-    their own (verification.Channel): the judge at home in the judge's folder; the worker as a solution's process,
-    or, under ``tool`` (the profiler), the profiler writing its reports' folder and passing ``output`` (its figures'
-    pipe) and the channel on."""
-    if tool is None:
-        judge, (worker,) = start_judged(job_room, work, served, env, 1)
-        return judge, worker
-
-    def worker(end):
-        # ncu's heavy start yields to the job's work (nice); it keeps a home to write its settings to. With an
-        # output (Nsight Compute's), its stdout is the agent's pipe, and the worker under it speaks on its own.
-        preexec = job_room.preexec("profiler", work, own=[os.path.join(work, PROFILER), os.path.join(work, HOME)],
-                                   nice=10)
-        if output is None:
-            return verification.start(served, env, work, preexec, end=end)
-        started = verification.start(served, output.environment(env), work, preexec,
-                                     pass_fds=(output.protocol_write,), stdout=output.write_fd, end=end)
-        output.started(started)
-        return started
-    return verification.start_both(judge_starter(job_room, work, env), worker)
+    their own (verification.Channel): the judge at home in the judge's folder, the worker as a solution's process."""
+    judge, (worker,) = start_judged(job_room, work, served, env, 1)
+    return judge, worker
 
 
 def start_judged(job_room, work, served, env, workers, popen=subprocess.Popen):
@@ -245,13 +249,76 @@ def start_judged(job_room, work, served, env, workers, popen=subprocess.Popen):
     return verification.start_judged(judge_starter(job_room, work, env, popen), *[worker] * workers)
 
 
-def judge_starter(job_room, work, env, popen=subprocess.Popen):
+def judge_starter(job_room, work, env, popen=subprocess.Popen, flags=()):
     """How a judge starts, given its ends of its channels: at home in the judge's folder, writing only that."""
     def judge(ends):
-        return verification.start(JUDGE_ARGV, dict(env, HOME=os.path.join(work, JUDGE_HOME)), work,
+        return verification.start(JUDGE_ARGV + list(flags), dict(env, HOME=os.path.join(work, JUDGE_HOME)), work,
                                   job_room.preexec("judge", work, own=[os.path.join(work, JUDGE_HOME)]), end=ends,
                                   popen=popen)
     return judge
+
+
+class Audit:
+    """Nsight Compute's audit of a replay (Agent.audited): a judge, and a worker under the profiler that replays the
+    recorded call in NVTX ranges of its own, in a room of their own (room.py), not the job's: no process of the
+    job's can see them, signal them, reach what the profiler opens (its sockets, its files in /tmp:
+    docs/evidence/probes/ncu-lazy-h100) or write anything they read; the profiler and the worker write only the work
+    folder's audit/, their home. The worker speaks on a pipe of its own, the profiler's figures come on another
+    (profiler.Output).
+
+    A warm agent starts one ahead for every job (``lazy``), audited or not, so that it being there says nothing:
+    the judge forked, the worker with PyTorch imported under ncu, neither with a device context until its job comes.
+    An audit then costs its device work alone: 2.3-3.3 s from its job to the profiler's end on the H100, where
+    starting both then took 6.1-10 s (selftest/probes/ncu_lazy_probe.py)."""
+
+    def __init__(self, audit_room, judge, worker, output):
+        self.room = audit_room
+        self.judge = judge
+        self.worker = worker
+        self.output = output
+        self.started = time.monotonic()
+        threading.Thread(target=_logged, args=("audit's judge:", judge.stderr), daemon=True).start()
+
+    @classmethod
+    def start(cls, work, tool, popen=subprocess.Popen, lazy=False):
+        """Its room, its judge (``popen``: forked.Forked for a warm agent's) and its worker under ``tool``, each
+        waiting for its job."""
+        argv, env = worker_command(work)
+        env = dict(env, HOME=os.path.join(work, AUDIT))
+        served = profiler.verify_command(tool, argv + ["-", worker_module.NO_CUPTI] + (
+            [worker_module.LAZY] if lazy else []))
+        audit_room = room.Room.open(room.layout_for(work))
+        outputs = []
+
+        def worker(end):
+            # ncu's heavy start yields to the job's work (nice); its stdout is the agent's pipe, its figures.
+            output = profiler.Output()  # a reading thread: after the judge's fork
+            outputs.append(output)
+            preexec = audit_room.preexec("profiler", work, own=[os.path.join(work, AUDIT)], nice=10)
+            started = verification.start(served, output.environment(env), work, preexec,
+                                         pass_fds=(output.protocol_write,), stdout=output.write_fd, end=end)
+            output.started(started)
+            return started
+        try:
+            judge, (started,) = verification.start_judged(
+                judge_starter(audit_room, work, env, popen, [worker_module.LAZY] if lazy else []), worker)
+        except BaseException:
+            for output in outputs:
+                output.close()
+            audit_room.close()
+            raise
+        return cls(audit_room, judge, started, outputs[0])
+
+    def run(self, job_file, judge_job, timeout):
+        """The audited replay (``job_file``: the worker's job) judged: (outcome, the profiler's output's text)."""
+        outcome = verification.run(None, judge_job, timeout, log, started=(self.judge, self.worker, job_file))
+        return outcome, self.output.text()
+
+    def close(self):
+        """Its processes, and its room with anything left in it."""
+        verification._kill(self.worker, self.judge)
+        self.output.close()
+        self.room.close()
 
 
 @dataclass
@@ -590,34 +657,21 @@ class Agent:
 
     # ---- the judge
 
-    def judged(self, payload, work, tool=None, run=None, on_passed=None, name="verify", job=None):
+    def judged(self, payload, work, run=None, on_passed=None):
         """One run of the judge (remote_agent/judge.py): every test once more, on inputs only the judge knows,
-        called by a fresh worker (``job``: by default the solution's, serving; under ``tool``, Nsight Compute, which
-        then times each call itself) on buffers the judge owns and checks; ``run`` (a JudgeRun) is told its
-        processes. Returns (outcome, the profiler's output's text)."""
+        called by a fresh worker serving the solution on buffers the judge owns and checks; ``run`` (a JudgeRun) is
+        told its processes. Returns the outcome."""
         judge_job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
-        argv, env = self._worker_argv(work, job or dict(self.job, mode="serve"), name + "-job.json")
-        output = started = None
-        if self.prestarted is not None and tool is None:
-            started = self.prestarted.take_pair(None, argv[-1])
-        if tool:
-            output = profiler.Output()
-            argv = profiler.verify_command(tool, argv)
+        argv, env = self._worker_argv(work, dict(self.job, mode="serve"), "verify-job.json")
+        started = self.prestarted.take_pair(None, argv[-1]) if self.prestarted is not None else None
         began = time.monotonic()
-        try:
-            outcome = verification.run(
-                lambda: start_pair(self.room, work, argv, env, tool, output), judge_job,
-                payload.limits["test_seconds"] + (120 if tool else 0), log,
-                started=started, await_worker=tool is not None, on_start=run.hold if run else None,
-                on_passed=on_passed, linger=run is not None)
-            figures = output.text() if output else ""
-        finally:
-            if output is not None:
-                output.close()
-        log("agent: judged%s in %.2f s (processes started %s)" % (" under " + tool if tool else "",
-                                                                   time.monotonic() - began,
-                                                                   "before the job" if started else "now"))
-        return outcome, figures
+        outcome = verification.run(
+            lambda: start_pair(self.room, work, argv, env), judge_job, payload.limits["test_seconds"], log,
+            started=started, await_worker=False, on_start=run.hold if run else None, on_passed=on_passed,
+            linger=run is not None)
+        log("agent: judged in %.2f s (processes started %s)" % (time.monotonic() - began,
+                                                                "before the job" if started else "now"))
+        return outcome
 
     def verdict(self, payload, problem):
         """The judge's verdict on the solution's answers (the run started beside its check). Returns it, or None
@@ -759,8 +813,24 @@ class Agent:
         return dict(timing, status=audit["status"], audit=audit)
 
     def audit_once(self, payload, work, tool, results, name):
-        job = dict(self.job, mode="replay", records=self.replay_records)
-        outcome, figures = self.judged(payload, work, tool, name=name, job=job)
+        """One replay under Nsight Compute, in the audit's room (Audit): the warm agent's, started ahead, else one
+        started now; its figures against the published ``results``."""
+        judge_job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}
+        argv, _ = self._worker_argv(work, dict(self.job, mode="replay", records=self.replay_records),
+                                    name + "-job.json")
+        audit = self.prestarted.take_audit() if self.prestarted is not None else None
+        ahead = audit is not None
+        began = time.monotonic()
+        try:
+            audit = audit or Audit.start(work, tool)
+            outcome, figures = audit.run(argv[-1], judge_job, payload.limits["test_seconds"] + 120)
+        except (OSError, subprocess.SubprocessError) as e:
+            outcome, figures = verification.Outcome("BROKEN", message="could not start: %r" % (e,)), ""
+        finally:
+            if audit is not None:
+                audit.close()
+        log("agent: audited under %s in %.2f s (processes started %s)" % (
+            tool, time.monotonic() - began, "before the job" if ahead else "now"))
         if outcome.status != "PASSED":
             return {"status": "unverified", "by": "ncu", "problems": [
                 "the audited replay on the judge's inputs did not pass (" + outcome.status.lower() + ")"]}
@@ -962,7 +1032,7 @@ class JudgeRun:
         self.lock = threading.Lock()
         self.processes = []
         self.cancelled = False
-        self.future = _background(lambda: agent.judged(payload, work, run=self)[0])
+        self.future = _background(lambda: agent.judged(payload, work, run=self))
 
     def hold(self, processes):
         """Told the run's processes as they start; False when it was cancelled already (the run kills them)."""

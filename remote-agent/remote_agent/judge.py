@@ -31,6 +31,7 @@ import hmac
 import json
 import pickle
 import secrets
+import select
 import sys
 import time
 
@@ -116,6 +117,8 @@ def main():
     import torch  # before the job: a warm agent starts the judge before its payload arrives
     from torch.multiprocessing.reductions import reduce_tensor
     imported = time.monotonic()
+    if worker.LAZY in sys.argv[1:]:
+        select.select([sys.stdin], [], [])  # an audit's: no device context until its job comes (agent.Audit)
     waited = gate.wait_released(until=sys.stdin)  # not beside another job's benchmark on this device
     if torch.cuda.is_available():
         worker.warm_kernels(torch)

@@ -621,6 +621,7 @@ class Judge:
 
 
 NO_CUPTI = "no-cupti"  # a serving worker: it times nothing (and under Nsight Compute, ncu owns the counters)
+LAZY = "lazy"  # no device context until its job comes (an audit's worker and judge, started ahead: agent.Audit)
 READY = "worker: ready for its job"
 
 
@@ -662,14 +663,20 @@ def warm_kernels(torch):
     start.elapsed_time(end)
 
 
-def _prepare(cupti=True):
+def _prepare(cupti=True, lazy=False):
     """A worker started before its job (``-``): PyTorch imported, the device's context made, the profiler (CUPTI:
     the device-span guard's) through its first session, and the common kernels loaded, while it waits. No profiler
     session under Nsight Compute, which owns the counters there. Not while another job's benchmark runs on the
-    device (gate.py)."""
+    device (gate.py). ``lazy``: PyTorch alone; the device once its job comes (an audit's worker, which most jobs
+    never use)."""
     began = time.monotonic()
     import torch
     imported = time.monotonic()
+    if lazy:
+        print("worker: ready %.2f s after its start, PyTorch %.2f s; the device on its job" % (
+            process_age() or 0.0, imported - began), file=sys.stderr, flush=True)
+        print(READY, file=sys.stderr, flush=True)
+        return
     waited = gate.wait_released(until=sys.stdin)
     if torch.cuda.is_available():
         if cupti:
@@ -752,7 +759,7 @@ def main(argv):
     try:
         path = argv[1]
         if path == "-":
-            _prepare(cupti=argv[2:] != [NO_CUPTI])
+            _prepare(cupti=NO_CUPTI not in argv[2:], lazy=LAZY in argv[2:])
             path = sys.stdin.readline().strip()
         job = _load(path)
         import torch  # noqa: imported here so the agent itself runs without it

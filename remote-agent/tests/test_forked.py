@@ -6,10 +6,11 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 from unittest import mock
 
-from remote_agent import agent, forked, verification, worker
+from remote_agent import agent, forked, profiler, room, verification, worker
 from tests import forked_child
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -119,12 +120,13 @@ class PrestartedTest(unittest.TestCase):
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                     start_new_session=True)
 
-        room = mock.Mock()
-        room.preexec.return_value = None
+        job_room = mock.Mock()
+        job_room.preexec.return_value = None
         work = tempfile.mkdtemp()
         before = threading.active_count()
-        with mock.patch.object(forked, "available", return_value=True), mock.patch.object(forked, "Forked", popen):
-            started = agent.Prestarted(work, room)
+        with mock.patch.object(forked, "available", return_value=True), mock.patch.object(forked, "Forked", popen), \
+                mock.patch.object(profiler, "find_tool", return_value=None):
+            started = agent.Prestarted(work, job_room)
         self.addCleanup(os.rmdir, work)
         self.addCleanup(started.discard)
         self.assertEqual(["remote_agent.worker", "remote_agent.judge", "remote_agent.worker", "remote_agent.worker"],
@@ -133,3 +135,83 @@ class PrestartedTest(unittest.TestCase):
         self.assertEqual([0, 2, 1, 1], [len(c.split(";")) if c else 0 for c in channels],
                          "the judge holds a channel to each of its two workers")
         self.assertIs(popen, started.popen)
+
+
+class AuditAheadTest(unittest.TestCase):
+    """Where Nsight Compute is, a warm agent also starts an audit for every job (agent.Audit): in a room of its own,
+    its judge forked (before any thread of the agent's) and lazy, its worker under the profiler, lazy, at home in
+    the work folder's audit/; used once, and ended with its room."""
+
+    def test_the_audit_is_started_ahead_in_a_room_of_its_own(self):
+        forks = []
+
+        def popen(argv, **kwargs):
+            forks.append((argv[2:], threading.active_count()))
+            return subprocess.Popen([sys.executable, "-c", "import sys; print(%r, file=sys.stderr, flush=True); "
+                                     "sys.stdin.read()" % worker.READY], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+
+        folder = tempfile.mkdtemp()
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", folder]))
+        work = os.path.join(folder, "work")
+        os.makedirs(work)
+        seen = os.path.join(folder, "ncu-saw")
+        tool = os.path.join(folder, "ncu")  # stands in for ncu: says what it was given, then waits for its stdin
+        with open(tool, "w") as f:
+            f.write("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %s\necho \"HOME=$HOME\" >> %s\nexec cat > /dev/null\n"
+                    % (seen, seen))
+        os.chmod(tool, 0o755)
+        job_room, audit_room = mock.Mock(), mock.Mock()
+        job_room.preexec.return_value = audit_room.preexec.return_value = None
+        before = threading.active_count()
+        with mock.patch.object(forked, "available", return_value=True), mock.patch.object(forked, "Forked", popen), \
+                mock.patch.object(profiler, "find_tool", return_value=tool), \
+                mock.patch.object(room.Room, "open", return_value=audit_room) as opened:
+            started = agent.Prestarted(work, job_room)
+        self.addCleanup(started.discard)
+        self.assertEqual(1, opened.call_count, "a room of its own")
+        served = ["remote_agent.worker", "-", worker.NO_CUPTI]
+        self.assertEqual([served, ["remote_agent.judge"], served, served, ["remote_agent.judge", worker.LAZY]],
+                         [argv for argv, _ in forks], "the audit's judge forked too, lazy")
+        self.assertEqual([before] * 5, [count for _, count in forks], "no thread of the agent's before a fork")
+        self.assertEqual(["judge", "profiler"], [c.args[0] for c in audit_room.preexec.call_args_list])
+        self.assertNotIn("profiler", [c.args[0] for c in job_room.preexec.call_args_list])
+        self.assertEqual({"own": [os.path.join(work, agent.AUDIT)], "nice": 10},
+                         audit_room.preexec.call_args_list[1].kwargs, "its profiler writes its home alone")
+        deadline = time.monotonic() + 10
+        while not (os.path.exists(seen) and "HOME=" in open(seen).read()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with open(seen) as f:
+            said = f.read().splitlines()
+        self.assertEqual(["-m", "remote_agent.worker", "-", worker.NO_CUPTI, worker.LAZY], said[-6:-1],
+                         "the worker under the profiler, lazy")
+        self.assertIn("--nvtx", said)
+        self.assertEqual("HOME=" + os.path.join(work, agent.AUDIT), said[-1])
+        audit = started.take_audit()
+        self.assertIsInstance(audit, agent.Audit)
+        self.assertIsNone(started.take_audit(), "used once")
+        audit.close()
+        audit_room.close.assert_called_once_with()
+        self.assertIsNotNone(audit.worker.poll())
+        self.assertIsNotNone(audit.judge.poll())
+
+    def test_a_job_that_is_not_audited_ends_the_audit_with_its_other_processes(self):
+        job_room, audit_room = mock.Mock(), mock.Mock()
+        job_room.preexec.return_value = audit_room.preexec.return_value = None
+        work = tempfile.mkdtemp()
+        self.addCleanup(os.rmdir, work)
+        with mock.patch.object(forked, "available", return_value=False), \
+                mock.patch.object(agent, "worker_command", return_value=(
+                    [sys.executable, "-c", "import sys; sys.stdin.read()"], dict(os.environ))), \
+                mock.patch.object(agent, "JUDGE_ARGV", [sys.executable, "-c", "import sys; sys.stdin.read()"]), \
+                mock.patch.object(profiler, "find_tool", return_value="/usr/bin/env"), \
+                mock.patch.object(room.Room, "open", return_value=audit_room):
+            started = agent.Prestarted(work, job_room)
+        audit = started.audit
+        self.assertIsNotNone(audit)
+        started.discard()
+        audit_room.close.assert_called_once_with()
+        self.assertIsNotNone(audit.worker.poll())
+        self.assertIsNotNone(audit.judge.poll())
+        self.assertIsNone(started.audit)

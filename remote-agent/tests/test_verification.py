@@ -181,9 +181,8 @@ class VerificationTest(unittest.TestCase):
             os.makedirs(os.path.join(folder, "ok"))
             _, ok_worker = scripts(os.path.join(folder, "ok"))
             # The agent's judged(): the run, told its processes as it starts them; the second test hangs.
-            agent.judged = lambda payload, cwd, run: (verification.run(
-                pair(folder, judge, work), {"problem": "p"}, 60,
-                log=lambda *a: None, on_start=run.hold), None)
+            agent.judged = lambda payload, cwd, run: verification.run(
+                pair(folder, judge, work), {"problem": "p"}, 60, log=lambda *a: None, on_start=run.hold)
             run = JudgeRun(agent, None, folder)
             while not run.processes:
                 time.sleep(0.05)
@@ -193,9 +192,9 @@ class VerificationTest(unittest.TestCase):
             self.assertLess(time.monotonic() - began, 10, "not the run's own 60 s limit")
             self.assertTrue(all(p.poll() is not None for p in run.processes))
             # A pass leaves its processes idle (the agent's judged() lingers) until release() ends them.
-            agent.judged = lambda payload, cwd, run: (verification.run(
-                pair(folder, judge, ok_worker), {"problem": "p"}, 60,
-                log=lambda *a: None, on_start=run.hold, linger=True), None)
+            agent.judged = lambda payload, cwd, run: verification.run(
+                pair(folder, judge, ok_worker), {"problem": "p"}, 60, log=lambda *a: None, on_start=run.hold,
+                linger=True)
             passed = JudgeRun(agent, None, folder)
             self.assertEqual("PASSED", passed.outcome().status)
             self.assertEqual([None, None], [p.poll() for p in passed.processes])
