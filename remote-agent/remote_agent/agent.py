@@ -33,6 +33,7 @@ AUDIT_SHARE = 0.05
 NEW_BEST, SAMPLED, ASKED = "a new best on its board", "a random sample", "asked"
 REPLAY, OWN = "replay", "own"  # the timed pairs: the replay of the recorded call, the solution's own process
 FORK_VARIABLE = "KR_FORK_PRESTARTED"  # "0": a warm agent starts its job's processes as new interpreters (forked.py)
+AUDIT_AHEAD_VARIABLE = "KR_AUDIT_AHEAD"  # "0": a warm agent starts no audit ahead (Audit): one is started when needed
 
 
 def log(*parts):
@@ -101,7 +102,7 @@ class Prestarted:
         self.judge_started = time.monotonic()
         self.workers = dict(zip((None, REPLAY), workers))
         # Last: its worker is no fork (ncu starts it), and the profiler's output is read on a thread.
-        tool = profiler.find_tool("nvcc")
+        tool = profiler.find_tool("nvcc") if os.environ.get(AUDIT_AHEAD_VARIABLE, "1") != "0" else None
         if tool:
             try:
                 self.audit = Audit.start(self.work, tool, popen=self.popen, lazy=True)
