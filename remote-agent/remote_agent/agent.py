@@ -66,12 +66,19 @@ class Prestarted:
         self.workers = {}  # the judge's workers by use: None (the verdict's), REPLAY
         self.work = work
         self.room = job_room
+        self.audit = self._begin_audit()  # its worker imports PyTorch while this process does, next
         # Forks of this process where PyTorch imports here (forked.py): made now, before its payload is read and
         # before any thread of its own starts.
         self.popen = forked.Forked if os.environ.get(FORK_VARIABLE, "1") != "0" and forked.available() \
             else subprocess.Popen
         try:
             self._start()
+            if self.audit is not None:
+                try:
+                    self.audit.judged(self.popen)  # the last fork; the audit's threads after it
+                except (OSError, subprocess.SubprocessError) as e:
+                    log("agent: could not start the audit's judge ahead:", repr(e))
+                    self.audit = None  # it ended itself
         except Exception:
             self.discard()
             raise
@@ -101,13 +108,17 @@ class Prestarted:
             return
         self.judge_started = time.monotonic()
         self.workers = dict(zip((None, REPLAY), workers))
-        # Last: its worker is no fork (ncu starts it), and the profiler's output is read on a thread.
+
+    def _begin_audit(self):
+        """The audit (Audit), begun where Nsight Compute is (and KR_AUDIT_AHEAD is not "0"); None if not."""
         tool = profiler.find_tool("nvcc") if os.environ.get(AUDIT_AHEAD_VARIABLE, "1") != "0" else None
-        if tool:
-            try:
-                self.audit = Audit.start(self.work, tool, popen=self.popen, lazy=True)
-            except (OSError, subprocess.SubprocessError) as e:
-                log("agent: could not start the audit ahead:", repr(e))
+        if not tool:
+            return None
+        try:
+            return Audit.begin(self.work, tool, lazy=True)
+        except (OSError, subprocess.SubprocessError) as e:
+            log("agent: could not start the audit ahead:", repr(e))
+            return None
 
     def _then_ready(self):
         """The replay's pair ended where there is no nvcc (it replays NVIDIA's device code only), then the solution's
@@ -262,62 +273,79 @@ def judge_starter(job_room, work, env, popen=subprocess.Popen, flags=()):
 class Audit:
     """Nsight Compute's audit of a replay (Agent.audited): a judge, and a worker under the profiler that replays the
     recorded call in NVTX ranges of its own, in a room of their own (room.py), not the job's: no process of the
-    job's can see them, signal them, reach what the profiler opens (its sockets, its files in /tmp:
+    job's can see them, signal them, reach anything the profiler opens (its files in /tmp, any socket:
     docs/evidence/probes/ncu-lazy-h100) or write anything they read; the profiler and the worker write only the work
     folder's audit/, their home. The worker speaks on a pipe of its own, the profiler's figures come on another
     (profiler.Output).
 
-    A warm agent starts one ahead for every job (``lazy``), audited or not, so that it being there says nothing:
-    the judge forked, the worker with PyTorch imported under ncu, neither with a device context until its job comes.
-    An audit then costs its device work alone: 2.3-3.3 s from its job to the profiler's end on the H100, where
-    starting both then took 6.1-10 s (selftest/probes/ncu_lazy_probe.py)."""
+    A warm agent starts one ahead for every job (``lazy``), audited or not, so that it being there says nothing: the
+    worker under ncu first, a new interpreter importing PyTorch while the agent does, then the judge, forked; neither
+    has a device context until its job comes. An audit then costs its device work alone: 1.9-2.9 s on the H100
+    where both were started when needed in 6.1-9.0 s (docs/benchmarks.md, run 28)."""
 
-    def __init__(self, audit_room, judge, worker, output):
-        self.room = audit_room
-        self.judge = judge
-        self.worker = worker
-        self.output = output
+    def __init__(self, audit_room, work, env, worker, output, channel, lazy):
+        self.room, self.work, self.env = audit_room, work, env
+        self.worker, self.output, self.channel, self.lazy = worker, output, channel, lazy
+        self.judge = None
         self.started = time.monotonic()
-        threading.Thread(target=_logged, args=("audit's judge:", judge.stderr), daemon=True).start()
 
     @classmethod
-    def start(cls, work, tool, popen=subprocess.Popen, lazy=False):
-        """Its room, its judge (``popen``: forked.Forked for a warm agent's) and its worker under ``tool``, each
-        waiting for its job."""
+    def start(cls, work, tool):
+        """One started now, its judge a new interpreter."""
+        return cls.begin(work, tool).judged()
+
+    @classmethod
+    def begin(cls, work, tool, lazy=False):
+        """Its room and its worker under ``tool``, waiting for its job; its judge comes with ``judged``. Starts no
+        thread: a warm agent forks after this (forked.py)."""
         argv, env = worker_command(work)
         env = dict(env, HOME=os.path.join(work, AUDIT))
         served = profiler.verify_command(tool, argv + ["-", worker_module.NO_CUPTI] + (
             [worker_module.LAZY] if lazy else []))
         audit_room = room.Room.open(room.layout_for(work))
-        outputs = []
-
-        def worker(end):
-            # ncu's heavy start yields to the job's work (nice); its stdout is the agent's pipe, its figures.
-            output = profiler.Output()  # a reading thread: after the judge's fork
-            outputs.append(output)
-            preexec = audit_room.preexec("profiler", work, own=[os.path.join(work, AUDIT)], nice=10)
-            started = verification.start(served, output.environment(env), work, preexec,
-                                         pass_fds=(output.protocol_write,), stdout=output.write_fd, end=end)
-            output.started(started)
-            return started
+        channel, output = verification.Channel(), profiler.Output(reading=False)
         try:
-            judge, (started,) = verification.start_judged(
-                judge_starter(audit_room, work, env, popen, [worker_module.LAZY] if lazy else []), worker)
+            # ncu's heavy start yields to the job's work (nice); its stdout is the agent's pipe, its figures.
+            preexec = audit_room.preexec("profiler", work, own=[os.path.join(work, AUDIT)], nice=10)
+            worker = verification.start(served, output.environment(env), work, preexec,
+                                        pass_fds=(output.protocol_write,), stdout=output.write_fd, end=channel.worker)
+            output.started(worker)
         except BaseException:
-            for output in outputs:
-                output.close()
+            channel.close()
+            output.close()
             audit_room.close()
             raise
-        return cls(audit_room, judge, started, outputs[0])
+        return cls(audit_room, work, env, worker, output, channel, lazy)
+
+    def judged(self, popen=subprocess.Popen):
+        """Its judge (``popen``: forked.Forked, a warm agent's), joined to its worker by their channel; the profiler's
+        output read from now on. Returns itself; ends itself if the judge cannot start."""
+        try:
+            self.judge = judge_starter(self.room, self.work, self.env, popen,
+                                       [worker_module.LAZY] if self.lazy else [])([self.channel.judge])
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self._close_channel()
+        self.output.read()
+        threading.Thread(target=_logged, args=("audit's judge:", self.judge.stderr), daemon=True).start()
+        return self
 
     def run(self, job_file, judge_job, timeout):
         """The audited replay (``job_file``: the worker's job) judged: (outcome, the profiler's output's text)."""
         outcome = verification.run(None, judge_job, timeout, log, started=(self.judge, self.worker, job_file))
         return outcome, self.output.text()
 
+    def _close_channel(self):
+        if self.channel is not None:
+            self.channel.close()  # this process's copies, once each end is in its process (or never will be)
+            self.channel = None
+
     def close(self):
         """Its processes, and its room with anything left in it."""
-        verification._kill(self.worker, self.judge)
+        verification._kill(*[p for p in (self.worker, self.judge) if p is not None])
+        self._close_channel()
         self.output.close()
         self.room.close()
 

@@ -85,12 +85,19 @@ class Output:
     VARIABLE = "KR_PROFILER_PIPE"  # the profiler's output, which the worker under it must not keep
     PROTOCOL_FD = "KR_PROTOCOL_FD"  # the descriptor the worker under it speaks on instead of its stdout
 
-    def __init__(self):
+    def __init__(self, reading=True):
+        """``reading``: read from now on (else from ``read()``: a warm agent forks after it starts the profiler,
+        and starts no thread before its forks; the pipe holds 64 KiB meanwhile, and ncu prints nothing there before
+        its target has a device context)."""
         self.read_fd, self.write_fd = os.pipe()
         self.inode = os.fstat(self.read_fd).st_ino
         self.protocol_read, self.protocol_write = os.pipe()  # the worker's own channel to the agent
         self.chunks = []
         self.reader = threading.Thread(target=self._read, daemon=True)
+        if reading:
+            self.read()
+
+    def read(self):
         self.reader.start()
 
     def _read(self):
@@ -123,7 +130,7 @@ class Output:
 
     def close(self):
         self.started(None)
-        for name in ("protocol_read",) + (("read_fd",) if not self.reader.is_alive() else ()):
+        for name in ("protocol_read",) + (("read_fd",) if not self.reader.is_alive() else ()):  # never read: closed
             if getattr(self, name) is not None:
                 os.close(getattr(self, name))
                 setattr(self, name, None)

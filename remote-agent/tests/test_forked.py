@@ -165,20 +165,32 @@ class AuditAheadTest(unittest.TestCase):
         job_room, audit_room = mock.Mock(), mock.Mock()
         job_room.preexec.return_value = audit_room.preexec.return_value = None
         before = threading.active_count()
-        with mock.patch.object(forked, "available", return_value=True), mock.patch.object(forked, "Forked", popen), \
+        order, begin = [], agent.Audit.begin
+
+        def begun(*args, **kwargs):
+            order.append("the audit's worker started")
+            return begin(*args, **kwargs)
+
+        def available():
+            order.append("PyTorch imported")
+            return True
+        with mock.patch.object(forked, "available", available), mock.patch.object(forked, "Forked", popen), \
                 mock.patch.object(profiler, "find_tool", return_value=tool), \
+                mock.patch.object(agent.Audit, "begin", begun), \
                 mock.patch.object(room.Room, "open", return_value=audit_room) as opened:
             started = agent.Prestarted(work, job_room)
         self.addCleanup(started.discard)
         self.assertEqual(1, opened.call_count, "a room of its own")
+        self.assertEqual(["the audit's worker started", "PyTorch imported"], order,
+                         "its new interpreter imports PyTorch while the agent does")
         served = ["remote_agent.worker", "-", worker.NO_CUPTI]
         self.assertEqual([served, ["remote_agent.judge"], served, served, ["remote_agent.judge", worker.LAZY]],
                          [argv for argv, _ in forks], "the audit's judge forked too, lazy")
         self.assertEqual([before] * 5, [count for _, count in forks], "no thread of the agent's before a fork")
-        self.assertEqual(["judge", "profiler"], [c.args[0] for c in audit_room.preexec.call_args_list])
+        self.assertEqual(["profiler", "judge"], [c.args[0] for c in audit_room.preexec.call_args_list])
         self.assertNotIn("profiler", [c.args[0] for c in job_room.preexec.call_args_list])
         self.assertEqual({"own": [os.path.join(work, agent.AUDIT)], "nice": 10},
-                         audit_room.preexec.call_args_list[1].kwargs, "its profiler writes its home alone")
+                         audit_room.preexec.call_args_list[0].kwargs, "its profiler writes its home alone")
         deadline = time.monotonic() + 10
         while not (os.path.exists(seen) and "HOME=" in open(seen).read()) and time.monotonic() < deadline:
             time.sleep(0.05)
