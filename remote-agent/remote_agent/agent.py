@@ -574,7 +574,7 @@ class Agent:
 
     def _job_basis(self, payload):
         return {"problem": payload.problem, "dtype": payload.dtype, "problems_dir": self.problems_dir,
-                "benchmark": dict(self.benchmark_settings, **payload.benchmark)}
+                "benchmark": worker_settings(self.benchmark_settings, payload.benchmark)}
 
     def _start_worker(self, argv, env, work):
         """The job's worker process on its job file (``argv``'s last): the one started ahead if there is one, else
@@ -1220,6 +1220,17 @@ def result_of(problem, dtype, case, figure, reference):
     if "device_span_calls" in figure:  # a small kernel: its steady figure beside the events'
         result["device_span_ms"] = figure.get("device_span_ms")
     return result
+
+
+# The payload's benchmark settings that decide an audit (audit_reason): the agent's alone. A job file is readable by
+# the solution's process, and its host code must not learn, while it records, whether or above what figure its
+# result will be audited.
+AUDIT_SETTINGS = ("audit", "new_best_below_ms")
+
+
+def worker_settings(defaults, settings):
+    """The benchmark settings a job's workers are given: ``settings`` over ``defaults``, less AUDIT_SETTINGS."""
+    return {k: v for k, v in dict(defaults, **settings).items() if k not in AUDIT_SETTINGS}
 
 
 def audit_reason(settings, geomean_ms, draw=None):

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 from remote_agent import agent as agent_module
@@ -79,6 +80,16 @@ class PayloadTest(unittest.TestCase):
         self.assertEqual(agent_module.ASKED, agent_module.audit_reason({"audit": True, "new_best_below_ms": 0.001}, 0.5, draw=never))
         self.assertIsNone(agent_module.audit_reason({"audit": False, "new_best_below_ms": None}, 0.001, draw=0),
                           "the service's false is never")
+
+    def test_no_job_file_says_whether_or_above_what_a_result_is_audited(self):
+        # Every job file (the solution's process's among them) is made from _job_basis: the submission's host code
+        # can read it while it records.
+        p = payload.parse(valid_payload(benchmark={"audit": True, "new_best_below_ms": 0.0021, "min_runs": 3}))
+        basis = agent_module.Agent._job_basis(types.SimpleNamespace(
+            benchmark_settings={"max_runs": 50}, problems_dir="problems"), p)
+        self.assertEqual({"max_runs": 50, "min_runs": 3}, basis["benchmark"])
+        self.assertEqual({"audit": True, "new_best_below_ms": 0.0021, "min_runs": 3}, p.benchmark,
+                         "the agent's audit_reason still reads them")
 
     def test_a_report_limit_is_a_positive_number_of_bytes(self):
         self.assertIsNone(payload.parse(valid_payload()).report_limit_bytes)
