@@ -96,6 +96,15 @@ def run(args, workspace):
             prestarted = Prestarted(workspace.work, workspace.room)
         except Exception as e:  # noqa: the job still runs, the cold way, and says why if it cannot
             print("agent: could not start the job's processes ahead: " + repr(e), file=sys.stderr, flush=True)
+    try:
+        return _run(args, workspace, prestarted)
+    finally:
+        if prestarted is not None:
+            prestarted.discard()  # (again, where the agent did): nothing it started outlives the room
+
+
+def _run(args, workspace, prestarted):
+    if args.payload == "-":
         raw = sys.stdin.buffer.read()
     else:
         try:
@@ -110,8 +119,6 @@ def run(args, workspace):
     cache_secret, raw = take_cache_secret(raw)
     key, raw = take_event_key(raw)
     if key is None:
-        if prestarted is not None:
-            prestarted.discard()
         return fail("the payload has no valid event_key (base64 of at least 16 bytes)")
     Agent(Emitter(key, sys.stdout), prestarted=prestarted, cache_secret=cache_secret, workspace=workspace).run(raw)
     return 0

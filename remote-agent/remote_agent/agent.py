@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 import traceback
+import dataclasses
 from dataclasses import dataclass
 
 from remote_agent import (baseline, catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
@@ -66,12 +67,12 @@ class Prestarted:
         self.workers = {}  # the judge's workers by use: None (the verdict's), REPLAY
         self.work = work
         self.room = job_room
-        self.audit = self._begin_audit()  # its worker imports PyTorch while this process does, next
-        # Forks of this process where PyTorch imports here (forked.py): made now, before its payload is read and
-        # before any thread of its own starts.
-        self.popen = forked.Forked if os.environ.get(FORK_VARIABLE, "1") != "0" and forked.available() \
-            else subprocess.Popen
         try:
+            self.audit = self._begin_audit()  # its worker imports PyTorch while this process does, next
+            # Forks of this process where PyTorch imports here (forked.py): made now, before its payload is read and
+            # before any thread of its own starts.
+            self.popen = forked.Forked if os.environ.get(FORK_VARIABLE, "1") != "0" and forked.available() \
+                else subprocess.Popen
             self._start()
             if self.audit is not None:
                 try:
@@ -143,8 +144,12 @@ class Prestarted:
         return self.judge, worker, job_file
 
     def take_audit(self):
-        """The audit started ahead (Audit), once; None if not made."""
+        """The audit started ahead (Audit), once; None if not made, or if a process of it has ended."""
         audit, self.audit = self.audit, None
+        if audit is not None and any(p.poll() is not None for p in (audit.worker, audit.judge)):
+            log("agent: the audit started ahead has ended (codes %s, %s)" % (audit.worker.poll(), audit.judge.poll()))
+            audit.close()
+            return None
         if audit is not None:
             log("agent: the audit's processes were started %.1f s before they were needed" % (
                 time.monotonic() - audit.started))
@@ -201,9 +206,9 @@ class Prestarted:
 
 
 # The work folder's own folders, each its user's (the job's): the home of the processes that run the solution, the
-# judge's home, the compiler's folder, the profiler's (its reports in profile mode; its verdict never: a pipe), and
-# the audit's home (Audit: only its profiler and worker write it).
-HOME, JUDGE_HOME, BUILD, PROFILER, AUDIT = "home", "judge", "build", "profiler", "audit"
+# judge's home, the compiler's folder, and the profiler's (its reports in profile mode; its verdict never: a pipe).
+# An audit has a work folder of its own, with a home and a judge's home (Audit).
+HOME, JUDGE_HOME, BUILD, PROFILER = "home", "judge", "build", "profiler"
 
 
 WORK_FOLDERS = re.compile(r"^kr-agent-(\d+)-")
@@ -218,7 +223,7 @@ def make_work(parent=None):
     sandbox.remove_orphans(parent, WORK_FOLDERS)
     work = tempfile.mkdtemp(prefix="kr-agent-%d-" % os.getpid(), dir=parent)
     sandbox.work_folder(work)
-    for name in (HOME, JUDGE_HOME, BUILD, PROFILER, AUDIT):
+    for name in (HOME, JUDGE_HOME, BUILD, PROFILER):
         os.makedirs(os.path.join(work, name))
         sandbox.hand_over(os.path.join(work, name))
     return work
@@ -274,17 +279,18 @@ class Audit:
     """Nsight Compute's audit of a replay (Agent.audited): a judge, and a worker under the profiler that replays the
     recorded call in NVTX ranges of its own, in a room of their own (room.py), not the job's: no process of the
     job's can see them, signal them, reach anything the profiler opens (its files in /tmp, any socket:
-    docs/evidence/probes/ncu-lazy-h100) or write anything they read; the profiler and the worker write only the work
-    folder's audit/, their home. The worker speaks on a pipe of its own, the profiler's figures come on another
-    (profiler.Output).
+    docs/evidence/probes/ncu-lazy-h100), or see, read or write their folder: a work folder of its own beside the
+    job's (``folder``: their homes and the audit's job file), outside the job's room. Their room shows the job's work
+    folder read-only (the library whose device code is replayed). The worker speaks on a pipe of its own, the
+    profiler's figures come on another (profiler.Output).
 
     A warm agent starts one ahead for every job (``lazy``), audited or not, so that it being there says nothing: the
     worker under ncu first, a new interpreter importing PyTorch while the agent does, then the judge, forked; neither
-    has a device context until its job comes. An audit then costs its device work alone: 1.9-2.9 s on the H100
-    where both were started when needed in 6.1-9.0 s (docs/benchmarks.md, run 28)."""
+    has a device context until its job comes. An audit then costs its device work alone: 1.6-3.4 s on the H100
+    where both were started when needed in 6.1-9.0 s (docs/benchmarks.md, runs 28-30)."""
 
-    def __init__(self, audit_room, work, env, worker, output, channel, lazy):
-        self.room, self.work, self.env = audit_room, work, env
+    def __init__(self, audit_room, folder, env, worker, output, channel, lazy):
+        self.room, self.folder, self.env = audit_room, folder, env
         self.worker, self.output, self.channel, self.lazy = worker, output, channel, lazy
         self.judge = None
         self.started = time.monotonic()
@@ -296,32 +302,44 @@ class Audit:
 
     @classmethod
     def begin(cls, work, tool, lazy=False):
-        """Its room and its worker under ``tool``, waiting for its job; its judge comes with ``judged``. Starts no
-        thread: a warm agent forks after this (forked.py)."""
-        argv, env = worker_command(work)
-        env = dict(env, HOME=os.path.join(work, AUDIT))
+        """Its folder, its room and its worker under ``tool``, waiting for its job; its judge comes with
+        ``judged``. Starts no thread: a warm agent forks after this (forked.py)."""
+        folder = os.path.realpath(tempfile.mkdtemp(prefix="kr-agent-%d-audit-" % os.getpid(),
+                                                   dir=os.path.dirname(os.path.realpath(work))))
+        try:
+            sandbox.work_folder(folder)
+            for name in (HOME, JUDGE_HOME):
+                os.makedirs(os.path.join(folder, name))
+                sandbox.hand_over(os.path.join(folder, name))
+            layout = room.layout_for(work)
+            audit_room = room.Room.open(dataclasses.replace(layout, writable=(folder,),
+                                                            exposed=layout.exposed + layout.writable))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        argv, env = worker_command(folder)
         served = profiler.verify_command(tool, argv + ["-", worker_module.NO_CUPTI] + (
             [worker_module.LAZY] if lazy else []))
-        audit_room = room.Room.open(room.layout_for(work))
         channel, output = verification.Channel(), profiler.Output(reading=False)
         try:
             # ncu's heavy start yields to the job's work (nice); its stdout is the agent's pipe, its figures.
-            preexec = audit_room.preexec("profiler", work, own=[os.path.join(work, AUDIT)], nice=10)
-            worker = verification.start(served, output.environment(env), work, preexec,
+            preexec = audit_room.preexec("profiler", folder, own=[os.path.join(folder, HOME)], nice=10)
+            worker = verification.start(served, output.environment(env), folder, preexec,
                                         pass_fds=(output.protocol_write,), stdout=output.write_fd, end=channel.worker)
             output.started(worker)
         except BaseException:
             channel.close()
             output.close()
             audit_room.close()
+            shutil.rmtree(folder, ignore_errors=True)
             raise
-        return cls(audit_room, work, env, worker, output, channel, lazy)
+        return cls(audit_room, folder, env, worker, output, channel, lazy)
 
     def judged(self, popen=subprocess.Popen):
         """Its judge (``popen``: forked.Forked, a warm agent's), joined to its worker by their channel; the profiler's
         output read from now on. Returns itself; ends itself if the judge cannot start."""
         try:
-            self.judge = judge_starter(self.room, self.work, self.env, popen,
+            self.judge = judge_starter(self.room, self.folder, self.env, popen,
                                        [worker_module.LAZY] if self.lazy else [])([self.channel.judge])
         except BaseException:
             self.close()
@@ -331,6 +349,10 @@ class Audit:
         self.output.read()
         threading.Thread(target=_logged, args=("audit's judge:", self.judge.stderr), daemon=True).start()
         return self
+
+    def job_file(self, job):
+        """The worker's job, written into the audit's folder: its path."""
+        return Agent._worker_argv(self.folder, job, "audit-job.json")[0][-1]
 
     def run(self, job_file, judge_job, timeout):
         """The audited replay (``job_file``: the worker's job) judged: (outcome, the profiler's output's text)."""
@@ -343,11 +365,12 @@ class Audit:
             self.channel = None
 
     def close(self):
-        """Its processes, and its room with anything left in it."""
+        """Its processes, its room with anything left in it, and its folder."""
         verification._kill(*[p for p in (self.worker, self.judge) if p is not None])
         self._close_channel()
         self.output.close()
         self.room.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 @dataclass
@@ -845,14 +868,13 @@ class Agent:
         """One replay under Nsight Compute, in the audit's room (Audit): the warm agent's, started ahead, else one
         started now; its figures against the published ``results``."""
         judge_job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}
-        argv, _ = self._worker_argv(work, dict(self.job, mode="replay", records=self.replay_records),
-                                    name + "-job.json")
+        job = dict(self.job, mode="replay", records=self.replay_records)
         audit = self.prestarted.take_audit() if self.prestarted is not None else None
         ahead = audit is not None
         began = time.monotonic()
         try:
             audit = audit or Audit.start(work, tool)
-            outcome, figures = audit.run(argv[-1], judge_job, payload.limits["test_seconds"] + 120)
+            outcome, figures = audit.run(audit.job_file(job), judge_job, payload.limits["test_seconds"] + 120)
         except (OSError, subprocess.SubprocessError) as e:
             outcome, figures = verification.Outcome("BROKEN", message="could not start: %r" % (e,)), ""
         finally:

@@ -119,6 +119,8 @@ def main():
     imported = time.monotonic()
     if worker.LAZY in sys.argv[1:]:
         select.select([sys.stdin], [], [])  # an audit's: no device context until its job comes (agent.Audit)
+        if not sys.stdin.buffer.peek(1):
+            return 0  # none will: its agent ended
     waited = gate.wait_released(until=sys.stdin)  # not beside another job's benchmark on this device
     if torch.cuda.is_available():
         worker.warm_kernels(torch)

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import types
 import unittest
+from unittest import mock
 
 from remote_agent import agent as agent_module
 from remote_agent import catalog, compiler, events, launcher, payload, stats
@@ -104,6 +105,58 @@ class PayloadTest(unittest.TestCase):
             with self.assertRaises(payload.PayloadError):
                 payload.parse(raw)
 
+
+
+class AuditOnceTest(unittest.TestCase):
+    """Agent.audit_once: the audit started ahead if the warm agent has one, else one started now; its job file in
+    the audit's own folder; closed whatever happens; an audit that cannot start is a problem said, not a crash."""
+
+    class FakeAudit:
+        def __init__(self, folder):
+            self.folder, self.closed, self.ran = folder, False, None
+
+        def job_file(self, job):
+            return agent_module.Agent._worker_argv(self.folder, job, "audit-job.json")[0][-1]
+
+        def run(self, job_file, judge_job, timeout):
+            with open(job_file) as f:
+                self.ran = json.load(f)
+            return agent_module.verification.Outcome("PASSED"), ""
+
+        def close(self):
+            self.closed = True
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.folder)
+        self.agent = types.SimpleNamespace(
+            job={"problem": "p", "dtype": "float32", "problems_dir": "d", "benchmark": {"max_runs": 5}},
+            replay_records={"1": []}, prestarted=None)
+        self.payload = types.SimpleNamespace(limits={"test_seconds": 1})
+
+    def audit_once(self):
+        return Agent.audit_once(self.agent, self.payload, "/work", "ncu", [], "audit")
+
+    def test_the_audit_started_ahead_is_used_and_closed(self):
+        ahead = self.FakeAudit(self.folder)
+        self.agent.prestarted = types.SimpleNamespace(take_audit=lambda: ahead)
+        with mock.patch.object(agent_module.Audit, "start", side_effect=AssertionError("none started now")):
+            self.assertEqual("verified", self.audit_once()["status"])
+        self.assertTrue(ahead.closed)
+        self.assertEqual(("replay", {"1": []}), (ahead.ran["mode"], ahead.ran["records"]))
+
+    def test_without_one_ahead_one_is_started_now(self):
+        now = self.FakeAudit(self.folder)
+        with mock.patch.object(agent_module.Audit, "start", return_value=now) as start:
+            self.audit_once()
+        start.assert_called_once_with("/work", "ncu")
+        self.assertTrue(now.closed)
+
+    def test_an_audit_that_cannot_start_says_so(self):
+        with mock.patch.object(agent_module.Audit, "start", side_effect=OSError("no room")):
+            audit = self.audit_once()
+        self.assertEqual("unverified", audit["status"])
+        self.assertIn("broken", audit["problems"][0])
 
 class EventsTest(unittest.TestCase):
     def test_encoding(self):

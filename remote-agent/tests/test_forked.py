@@ -139,19 +139,22 @@ class PrestartedTest(unittest.TestCase):
 
 class AuditAheadTest(unittest.TestCase):
     """Where Nsight Compute is, a warm agent also starts an audit for every job (agent.Audit): in a room of its own,
-    its judge forked (before any thread of the agent's) and lazy, its worker under the profiler, lazy, at home in
-    the work folder's audit/; used once, and ended with its room."""
+    with a work folder of its own beside the job's (the job's read-only there), its worker under the profiler first
+    (a new interpreter importing PyTorch while the agent does), lazy, its judge forked last, lazy; used once, and
+    ended with its room and its folder."""
 
     def test_the_audit_is_started_ahead_in_a_room_of_its_own(self):
         forks = []
 
         def popen(argv, **kwargs):
             forks.append((argv[2:], threading.active_count()))
+            homes.append(kwargs["env"]["HOME"])
             return subprocess.Popen([sys.executable, "-c", "import sys; print(%r, file=sys.stderr, flush=True); "
                                      "sys.stdin.read()" % worker.READY], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                     start_new_session=True)
 
+        homes = []
         folder = tempfile.mkdtemp()
         self.addCleanup(lambda: subprocess.run(["rm", "-rf", folder]))
         work = os.path.join(folder, "work")
@@ -187,10 +190,19 @@ class AuditAheadTest(unittest.TestCase):
         self.assertEqual([served, ["remote_agent.judge"], served, served, ["remote_agent.judge", worker.LAZY]],
                          [argv for argv, _ in forks], "the audit's judge forked too, lazy")
         self.assertEqual([before] * 5, [count for _, count in forks], "no thread of the agent's before a fork")
+        audit = started.audit
+        layout = opened.call_args.args[0]
+        self.assertEqual((audit.folder,), layout.writable, "the audit's room writes its own folder alone")
+        self.assertIn(os.path.realpath(work), layout.exposed, "and reads the job's")
+        self.assertEqual(os.path.dirname(os.path.realpath(work)), os.path.dirname(audit.folder),
+                         "beside the job's work folder, not in it: out of the job's room")
         self.assertEqual(["profiler", "judge"], [c.args[0] for c in audit_room.preexec.call_args_list])
         self.assertNotIn("profiler", [c.args[0] for c in job_room.preexec.call_args_list])
-        self.assertEqual({"own": [os.path.join(work, agent.AUDIT)], "nice": 10},
+        self.assertEqual({"own": [os.path.join(audit.folder, agent.HOME)], "nice": 10},
                          audit_room.preexec.call_args_list[0].kwargs, "its profiler writes its home alone")
+        self.assertEqual({"own": [os.path.join(audit.folder, agent.JUDGE_HOME)]},
+                         audit_room.preexec.call_args_list[1].kwargs)
+        self.assertEqual(os.path.join(audit.folder, agent.JUDGE_HOME), homes[-1], "not the job's judge's home")
         deadline = time.monotonic() + 10
         while not (os.path.exists(seen) and "HOME=" in open(seen).read()) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -199,31 +211,40 @@ class AuditAheadTest(unittest.TestCase):
         self.assertEqual(["-m", "remote_agent.worker", "-", worker.NO_CUPTI, worker.LAZY], said[-6:-1],
                          "the worker under the profiler, lazy")
         self.assertIn("--nvtx", said)
-        self.assertEqual("HOME=" + os.path.join(work, agent.AUDIT), said[-1])
-        audit = started.take_audit()
-        self.assertIsInstance(audit, agent.Audit)
+        self.assertEqual("HOME=" + os.path.join(audit.folder, agent.HOME), said[-1])
+        self.assertIs(audit, started.take_audit())
         self.assertIsNone(started.take_audit(), "used once")
+        job_file = audit.job_file({"mode": "replay"})
+        self.assertEqual(audit.folder, os.path.dirname(job_file))
         audit.close()
         audit_room.close.assert_called_once_with()
         self.assertIsNotNone(audit.worker.poll())
         self.assertIsNotNone(audit.judge.poll())
+        self.assertFalse(os.path.exists(audit.folder))
 
     def test_a_job_that_is_not_audited_ends_the_audit_with_its_other_processes(self):
         job_room, audit_room = mock.Mock(), mock.Mock()
         job_room.preexec.return_value = audit_room.preexec.return_value = None
         work = tempfile.mkdtemp()
         self.addCleanup(os.rmdir, work)
+        tool = os.path.join(work, "ncu")  # stands in for ncu: waits for its stdin
+        with open(tool, "w") as f:
+            f.write("#!/bin/sh\nexec cat > /dev/null\n")
+        os.chmod(tool, 0o755)
+        self.addCleanup(os.remove, tool)
+        waits = [sys.executable, "-c", "import sys; sys.stdin.read()"]
         with mock.patch.object(forked, "available", return_value=False), \
-                mock.patch.object(agent, "worker_command", return_value=(
-                    [sys.executable, "-c", "import sys; sys.stdin.read()"], dict(os.environ))), \
-                mock.patch.object(agent, "JUDGE_ARGV", [sys.executable, "-c", "import sys; sys.stdin.read()"]), \
-                mock.patch.object(profiler, "find_tool", return_value="/usr/bin/env"), \
+                mock.patch.object(agent, "worker_command", return_value=(waits, dict(os.environ))), \
+                mock.patch.object(agent, "JUDGE_ARGV", waits), \
+                mock.patch.object(profiler, "find_tool", return_value=tool), \
                 mock.patch.object(room.Room, "open", return_value=audit_room):
             started = agent.Prestarted(work, job_room)
         audit = started.audit
         self.assertIsNotNone(audit)
+        self.assertEqual([None, None], [audit.worker.poll(), audit.judge.poll()], "both waiting")
         started.discard()
         audit_room.close.assert_called_once_with()
         self.assertIsNotNone(audit.worker.poll())
         self.assertIsNotNone(audit.judge.poll())
         self.assertIsNone(started.audit)
+        self.assertFalse(os.path.exists(audit.folder))
