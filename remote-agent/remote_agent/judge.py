@@ -26,13 +26,16 @@ From the worker (user code may write anything there: read a bounded line at a ti
 judge) per job."""
 import base64
 import ctypes
+import fcntl
 import hashlib
 import hmac
 import json
 import pickle
 import secrets
 import select
+import struct
 import sys
+import termios
 import time
 
 from remote_agent import gate, verification, worker
@@ -117,10 +120,8 @@ def main():
     import torch  # before the job: a warm agent starts the judge before its payload arrives
     from torch.multiprocessing.reductions import reduce_tensor
     imported = time.monotonic()
-    if worker.LAZY in sys.argv[1:]:
-        select.select([sys.stdin], [], [])  # an audit's: no device context until its job comes (agent.Audit)
-        if not sys.stdin.buffer.peek(1):
-            return 0  # none will: its agent ended
+    if worker.LAZY in sys.argv[1:] and not job_comes(sys.stdin):
+        return 0  # an audit's (agent.Audit), whose agent ended: no device context for nothing
     waited = gate.wait_released(until=sys.stdin)  # not beside another job's benchmark on this device
     if torch.cuda.is_available():
         worker.warm_kernels(torch)
@@ -132,6 +133,14 @@ def main():
     # keeps out of the benchmark that follows a pass by ending this process only once that is over.
     sys.stdin.read()
     return 0
+
+
+def job_comes(stream):
+    """Waits until ``stream`` (a pipe) has a line or has ended; whether it has one. Reads nothing: a forked
+    judge's stdin has no buffer to peek into (forked.py), so the kernel is asked how much the pipe holds."""
+    select.select([stream], [], [])
+    held = fcntl.ioctl(stream.fileno(), termios.FIONREAD, struct.pack("i", 0))
+    return struct.unpack("i", held)[0] > 0
 
 
 def judge_jobs(jobs, channels, judge_one):

@@ -289,6 +289,23 @@ class SharedJudgeTest(unittest.TestCase):
                 self.assertEqual(last, verification.ends_a_job(line))
 
 
+class LazyJudgeTest(unittest.TestCase):
+    """An audit's judge started ahead (agent.Audit) makes no device context until its job comes, and none at all
+    when its agent ends first (its stdin's end); it reads nothing meanwhile, on the buffered stdin of a new
+    interpreter or the raw one of a fork (forked.py)."""
+
+    def test_a_job_or_the_end_of_the_pipe(self):
+        from remote_agent.judge import job_comes
+        for make in (lambda fd: os.fdopen(fd, "r"), lambda fd: io.TextIOWrapper(io.FileIO(fd, "r"))):
+            read, write = os.pipe()
+            with make(read) as stream:
+                os.write(write, b'{"problem": "p"}\n')
+                self.assertTrue(job_comes(stream))
+                self.assertEqual('{"problem": "p"}\n', stream.readline(), "nothing read before")
+                os.close(write)
+                self.assertFalse(job_comes(stream), "its agent ended")
+
+
 class JudgeReadsTheWorkerTest(unittest.TestCase):
     """How the judge (remote_agent/judge.py) takes a line from its worker's end of the channel, which user code can
     write anything to: the answer it waits for, or the end of the test (NOT_RUN)."""
