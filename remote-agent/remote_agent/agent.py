@@ -1,5 +1,6 @@
 """One submission, start to end: validate, compile, run the worker, report. Every failure becomes an event."""
 import concurrent.futures
+import dataclasses
 import datetime
 import json
 import math
@@ -15,7 +16,6 @@ import tempfile
 import threading
 import time
 import traceback
-import dataclasses
 from dataclasses import dataclass
 
 from remote_agent import (baseline, catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
@@ -76,7 +76,7 @@ class Prestarted:
             self._start()
             if self.audit is not None:
                 try:
-                    self.audit.judged(self.popen)  # the last fork; the audit's threads after it
+                    self.audit.start_judge(self.popen)  # the last fork; the audit's threads after it
                 except (OSError, subprocess.SubprocessError) as e:
                     log("agent: could not start the audit's judge ahead:", repr(e))
                     self.audit = None  # it ended itself
@@ -229,6 +229,14 @@ def make_work(parent=None):
     return work
 
 
+def write_job(folder, job, name):
+    """A worker's job file in ``folder``: its path."""
+    path = os.path.join(folder, name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(job, f)
+    return path
+
+
 def worker_command(work):
     """(argv, environment) of a worker in ``work`` (its HOME is the work folder's home/, the one place there that
     user may write); its job file comes after the argv."""
@@ -298,12 +306,12 @@ class Audit:
     @classmethod
     def start(cls, work, tool):
         """One started now, its judge a new interpreter."""
-        return cls.begin(work, tool).judged()
+        return cls.begin(work, tool).start_judge()
 
     @classmethod
     def begin(cls, work, tool, lazy=False):
         """Its folder, its room and its worker under ``tool``, waiting for its job; its judge comes with
-        ``judged``. Starts no thread: a warm agent forks after this (forked.py)."""
+        ``start_judge``. Starts no thread: a warm agent forks after this (forked.py)."""
         folder = os.path.realpath(tempfile.mkdtemp(prefix="kr-agent-%d-audit-" % os.getpid(),
                                                    dir=os.path.dirname(os.path.realpath(work))))
         try:
@@ -335,7 +343,7 @@ class Audit:
             raise
         return cls(audit_room, folder, env, worker, output, channel, lazy)
 
-    def judged(self, popen=subprocess.Popen):
+    def start_judge(self, popen=subprocess.Popen):
         """Its judge (``popen``: forked.Forked, a warm agent's), joined to its worker by their channel; the profiler's
         output read from now on. Returns itself; ends itself if the judge cannot start."""
         try:
@@ -352,7 +360,7 @@ class Audit:
 
     def job_file(self, job):
         """The worker's job, written into the audit's folder: its path."""
-        return Agent._worker_argv(self.folder, job, "audit-job.json")[0][-1]
+        return write_job(self.folder, job, "audit-job.json")
 
     def run(self, job_file, judge_job, timeout):
         """The audited replay (``job_file``: the worker's job) judged: (outcome, the profiler's output's text)."""
@@ -565,11 +573,13 @@ class Agent:
     @staticmethod
     def _worker_argv(work, job, name="job.json"):
         """Writes the worker's job file; returns (argv, environment) that start the worker on it."""
-        job_file = os.path.join(work, name)
-        with open(job_file, "w", encoding="utf-8") as f:
-            json.dump(job, f)
         argv, env = worker_command(work)
-        return argv + [job_file], env
+        return argv + [write_job(work, job, name)], env
+
+    def _judge_job(self, **extra):
+        """A judge's job: the problem it makes inputs for and checks, nothing of the solution's (it loads no
+        library)."""
+        return dict({k: self.job[k] for k in ("problem", "dtype", "problems_dir")}, **extra)
 
     def reference_cache_entry(self, payload, problem, toolchain):
         """Benchmark mode: (cache, key, kept) where kept is (times, age) of the reference's times this worker
@@ -713,7 +723,7 @@ class Agent:
         """One run of the judge (remote_agent/judge.py): every test once more, on inputs only the judge knows,
         called by a fresh worker serving the solution on buffers the judge owns and checks; ``run`` (a JudgeRun) is
         told its processes. Returns the outcome."""
-        judge_job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}  # the judge loads no library
+        judge_job = self._judge_job()
         argv, env = self._worker_argv(work, dict(self.job, mode="serve"), "verify-job.json")
         started = self.prestarted.take_pair(None, argv[-1]) if self.prestarted is not None else None
         began = time.monotonic()
@@ -838,7 +848,7 @@ class Agent:
         started = None
         if self.prestarted is not None:
             started = self.prestarted.take_pair(pair, argv[-1])
-        judge_job = dict({k: self.job[k] for k in ("problem", "dtype", "problems_dir")}, timed=True)
+        judge_job = self._judge_job(timed=True)
         began = time.monotonic()
         outcome = verification.run(lambda: start_pair(self.room, work, argv, env), judge_job,
                                    limit or payload.limits["benchmark_seconds"], log, started=started,
@@ -867,7 +877,7 @@ class Agent:
     def audit_once(self, payload, work, tool, results, name):
         """One replay under Nsight Compute, in the audit's room (Audit): the warm agent's, started ahead, else one
         started now; its figures against the published ``results``."""
-        judge_job = {k: self.job[k] for k in ("problem", "dtype", "problems_dir")}
+        judge_job = self._judge_job()
         job = dict(self.job, mode="replay", records=self.replay_records)
         audit = self.prestarted.take_audit() if self.prestarted is not None else None
         ahead = audit is not None

@@ -130,7 +130,7 @@ class Output:
 
     def close(self):
         self.started(None)
-        for name in ("protocol_read",) + (("read_fd",) if not self.reader.is_alive() else ()):  # never read: closed
+        for name in ("protocol_read",) + (("read_fd",) if not self.reader.is_alive() else ()):  # unless being read
             if getattr(self, name) is not None:
                 os.close(getattr(self, name))
                 setattr(self, name, None)

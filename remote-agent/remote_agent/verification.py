@@ -101,12 +101,6 @@ def start_judged(start_judge, *start_workers):
             channel.close()
 
 
-def start_both(start_judge, start_worker):
-    """A judge and its worker, joined by a new Channel."""
-    judge, (worker,) = start_judged(start_judge, start_worker)
-    return judge, worker
-
-
 def run(start_pair, job, timeout, log=None, started=None, on_passed=None, await_worker=True, on_start=None,
         linger=False):
     """Runs one verification (the judge draws the secret its inputs derive from itself). ``start_pair()``

@@ -116,7 +116,7 @@ class AuditOnceTest(unittest.TestCase):
             self.folder, self.closed, self.ran = folder, False, None
 
         def job_file(self, job):
-            return agent_module.Agent._worker_argv(self.folder, job, "audit-job.json")[0][-1]
+            return agent_module.write_job(self.folder, job, "audit-job.json")
 
         def run(self, job_file, judge_job, timeout):
             with open(job_file) as f:
@@ -132,6 +132,7 @@ class AuditOnceTest(unittest.TestCase):
         self.agent = types.SimpleNamespace(
             job={"problem": "p", "dtype": "float32", "problems_dir": "d", "benchmark": {"max_runs": 5}},
             replay_records={"1": []}, prestarted=None)
+        self.agent._judge_job = lambda **extra: Agent._judge_job(self.agent, **extra)
         self.payload = types.SimpleNamespace(limits={"test_seconds": 1})
 
     def audit_once(self):

@@ -100,9 +100,12 @@ def scripts(folder, fail="0", worker="ok"):
 def pair(folder, judge, worker):
     """What the agent's start_pair does, without a room: the judge and the worker started as a verification talks
     to them, joined by their channel."""
-    return lambda: verification.start_both(
-        *(lambda end, argv=argv: verification.start(argv, dict(os.environ), folder, None, end=end)
-          for argv in (judge, worker)))
+    def start():
+        started, (served,) = verification.start_judged(
+            *(lambda end, argv=argv: verification.start(argv, dict(os.environ), folder, None, end=end)
+              for argv in (judge, worker)))
+        return started, served
+    return start
 
 
 class VerificationTest(unittest.TestCase):
