@@ -255,7 +255,7 @@ class Timer(Harness):
     reference's times are taken so, before the solution's library is (``references``)."""
     GUARDED = True  # the device-span guard on a served call's timing (work on other streams than the events')
 
-    def __init__(self, job, torch, window=None):
+    def __init__(self, job, torch):
         super().__init__(job, torch)
         self.rule = stats.StoppingRule.from_settings(job.get("benchmark"))
         self.nvml = device.nvml()
@@ -268,7 +268,6 @@ class Timer(Harness):
         self.flush_sink = torch.empty((), dtype=torch.int64, device="cuda")
         self.reset_persisting = _persisting_l2_reset() if not getattr(torch.version, "hip", None) else None
         self.device_name = props.name
-        self._window = window
         # A GPU-side spin queued after the flush keeps the GPU busy while the host reaches the call (on the H100
         # 30 us p50, 95 us p99 from the spin's launch to the call's), so no launch gap is timed. 100 us of cycles,
         # behind the flush's own ~35 us: 200 us gave the same medians and spent ~0.16 s of a ~1 s benchmark
@@ -323,23 +322,12 @@ class Timer(Harness):
             spans.append((end - start) / 1000.0)
         return spans
 
-    def empty_window(self):
-        """What two events around nothing measure (about 1.25 us on the H100), once per process: a property of the
-        event pair, not of a test. Measured per test it was once inflated tens of microseconds by what ran just
-        before it (a 256 MB poison), and taken off every sample."""
-        if self._window is None:
-            # Its lower quartile, not its median: work of another process on the device (a context being made)
-            # only lengthens such a window, and a window longer than a 1 x 1 kernel's whole sample nets it to 0.
-            windows = sorted(self.time_once(lambda: None) for _ in range(51))
-            self._window = windows[len(windows) // 4]
-        return self._window
-
     def measure(self, prepare, check_after=None, guard=True):
         """One test's timing: CUDA events around the call after a clean flush, less the time of an empty event
-        window; samples taken while the SM clock was throttled are discarded; and a guard: if the device was busy
-        with the call's work (on any stream) clearly longer than the events saw, the device spans are the
-        figures instead. ``prepare()`` makes a sample's call (on a fresh input set) outside the timed window;
-        ``check_after()`` checks that sample once it is done."""
+        window timed beside each sample (``stats.empty_window``); samples taken while the SM clock was throttled
+        are discarded; and a guard: if the device was busy with the call's work (on any stream) clearly longer
+        than the events saw, the device spans are the figures instead. ``prepare()`` makes a sample's call (on a
+        fresh input set) outside the timed window; ``check_after()`` checks that sample once it is done."""
         torch = self.torch
         max_clock = self.nvml.max_sm_clock()
         run = prepare()
@@ -348,8 +336,7 @@ class Timer(Harness):
         torch.cuda.synchronize()
         if check_after is not None:
             check_after()
-        window = self.empty_window()
-        clocks, temperatures = [], []
+        clocks, temperatures, windows = [], [], []
 
         self.spent = spent = {"prepare": 0.0, "timed": 0.0, "after": 0.0}  # where the samples' time went (the log)
 
@@ -359,6 +346,7 @@ class Timer(Harness):
             prepared = time.monotonic()
             torch.cuda.synchronize()
             event_ms = self.time_once(run)
+            windows.append(self.time_once(_nothing))  # what the events add, as the device is at this sample
             timed = time.monotonic()
             clocks.append(self.nvml.sm_clock())
             temperatures.append(self.nvml.temperature())
@@ -371,16 +359,18 @@ class Timer(Harness):
 
         rule = self.rule
         raw = stats.collect(sample, rule)
-        many = stats.median(raw) - window < stats.SHORT_KERNEL_MS
+        many = stats.median(raw) - stats.empty_window(windows) < stats.SHORT_KERNEL_MS
         if many:
             rule = stats.many_samples_rule(rule)
-            raw = stats.collect_more(raw, sample, rule, settled=lambda taken: stats.median_settled(taken, window))
+            raw = stats.collect_more(raw, sample, rule, settled=lambda taken: stats.median_settled(
+                taken, stats.empty_window(windows)))
+        window = stats.empty_window(windows)
         kept, throttled = stats.unthrottled(raw, clocks, max_clock, rule.min_runs)
         discarded = len(raw) - len(kept)
         samples = stats.net(kept, window)
         timing = "events"
-        method = ("CUDA events after an L2 read-flush and a persisting-L2 reset, less an empty event window ("
-                  + "%.4f ms), median of %d" % (window, len(samples))
+        method = ("CUDA events after an L2 read-flush and a persisting-L2 reset, less an empty event window timed "
+                  "beside each sample (the lower quartile, %.4f ms), median of %d" % (window, len(samples))
                   + (" (a short kernel: %d to %d samples, until the median's 95%% interval was within %g%% or %d "
                      "clock ticks)" % (rule.min_runs, rule.max_runs, 100 * stats.MEDIAN_SHARE, stats.MEDIAN_TICKS)
                      if many else "") + " unthrottled samples")
@@ -491,8 +481,8 @@ class Timer(Harness):
 class Runner(Timer):
     """The solution's library loaded in this process: checked, timed, profiled, or called for the judge."""
 
-    def __init__(self, job, torch, window=None):
-        super().__init__(job, torch, window)
+    def __init__(self, job, torch):
+        super().__init__(job, torch)
         self.recorder, self.record_error = None, None
         if job.get("record"):
             try:  # before the library is loaded: an allocation its loading makes may be used by its calls
@@ -728,6 +718,10 @@ def _done():
     os._exit(0)
 
 
+def _nothing():
+    """The empty call whose events' window is taken off every sample (Timer.measure)."""
+
+
 def _load(path):
     if not path:
         sys.exit(0)  # not needed after all (the submission ended before it ran)
@@ -767,14 +761,12 @@ def main(argv):
         if not torch.cuda.is_available():
             send("ERROR", message="no GPU is visible to PyTorch on this machine")
             return 0
-        window = None
         if job["mode"] == "reference" or (job["mode"] == "benchmark" and job.get("time_references", True)):
             # The reference's times first, while no code of the submission's is in this process (not where the
             # agent has them already: reference_cache.py).
             send("PHASE", name="reference")
             timer = Timer(job, torch)
             timer.references()
-            window = timer.empty_window()
             del timer
             if job["mode"] == "reference":  # a warm process times them while the solution compiles
                 job = _load(sys.stdin.readline().strip())
@@ -788,7 +780,7 @@ def main(argv):
             baseline.measure(Timer(job, torch), torch, on_case=lambda case, figures: send(
                 "BASELINE_CASE", test_id=case["test_id"], name=case["name"], **figures))
             _done()
-        runner = Runner(job, torch, window)
+        runner = Runner(job, torch)
         if job["mode"] == "profile":
             send("PHASE", name="profile")
             runner.profile_run()
