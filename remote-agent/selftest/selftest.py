@@ -32,10 +32,12 @@ logs = {}  # each run's agent log (stderr)
 checks = []
 
 
-def run_agent(name, problem, language, code, mode="benchmark", limits=None, dtype="float32"):
+def run_agent(name, problem, language, code, mode="benchmark", limits=None, dtype="float32", benchmark=None):
     key = os.urandom(32)
     payload = {"submission_id": name, "problem": problem, "language": language, "dtype": dtype,
                "code": code, "mode": mode, "limits": limits or {}, "event_key": base64.b64encode(key).decode()}
+    if benchmark:
+        payload["benchmark"] = benchmark
     path = os.path.join(CACHE, "payload.json")
     os.makedirs(CACHE, exist_ok=True)
     with open(path, "w") as f:
@@ -212,7 +214,8 @@ def adversarial_part(only=None):
             code = read(os.path.join(folder, case["file"]))
             if "define" in case:
                 code = "#define " + case["define"] + "\n" + code
-            events = run_agent(name, case["problem"], "cuda", code, case.get("mode", "benchmark"))
+            events = run_agent(name, case["problem"], "cuda", code, case.get("mode", "benchmark"),
+                               benchmark=case.get("benchmark"))
             last = events[-1] if events else {}
             ok = judge_case(case, events, name)
             checks.append({"check": "adversarial: " + name, "ok": ok, "expected": case,

@@ -143,9 +143,9 @@ class StandIn(http.server.BaseHTTPRequestHandler):
         self._reply(reply)
 
 
-def push(code, name, problem="leaky-relu", mode="benchmark", dtype="float32"):
-    """One job through the worker, as the service pushes it; its run once it exited: {"events", "times" (each
-    event's type and arrival), "exit" (code, time, log tail), "created"}."""
+def push(code, name, problem="leaky-relu", mode="benchmark", dtype="float32", benchmark=None):
+    """One job through the worker, as the service pushes it (``benchmark``: settings over the board's); its run
+    once it exited: {"events", "times" (each event's type and arrival), "exit" (code, time, log tail), "created"}."""
     key = os.urandom(32)
     job_id = str(uuid.uuid4()) + "." + uuid.uuid4().hex[:8]
     payload = {"submission_id": name, "problem": problem, "language": "cuda", "dtype": dtype,
@@ -154,6 +154,7 @@ def push(code, name, problem="leaky-relu", mode="benchmark", dtype="float32"):
                "benchmark": {"review_speedup": 10}}
     if mode == "benchmark":
         payload["benchmark"]["new_best_below_ms"] = HUB.boards.get((problem, dtype), (None, None))[1]
+        payload["benchmark"].update(benchmark or {})
     with HUB.lock:
         HUB.runs[job_id] = {"key": key, "lines": [], "times": [], "events": [], "exit": None,
                             "done": threading.Event(), "created": time.monotonic()}
@@ -177,8 +178,8 @@ def start_worker(out):
     return worker, log
 
 
-def submit(code, name, problem="leaky-relu", mode="benchmark"):
-    run = push(code, name, problem, mode)
+def submit(code, name, problem="leaky-relu", mode="benchmark", benchmark=None):
+    run = push(code, name, problem, mode, benchmark=benchmark)
     row = result_of(run, name)
     timing = (row["verification"] or {}).get("timing") or {}
     best = HUB.boards.get((problem, "float32"))
@@ -222,7 +223,8 @@ def result_of(run, name):
             "ranked": last.get("ranked"), "audit_reason": ((last.get("verification") or {}).get("timing") or {})
             .get("audit_reason"),
             "tests": [{"name": r.get("name"), "runtime_ms": r.get("runtime_ms"),
-                       "iterations": (r.get("runtime_stats") or {}).get("iterations")}
+                       "iterations": (r.get("runtime_stats") or {}).get("iterations"),
+                       "empty_window_ms": (r.get("runtime_stats") or {}).get("empty_window_ms")}
                       for r in (e.get("result") or {} for e in run["events"]
                                 if e.get("type") == "BENCHMARK_RESULT")],
             "exit": run["exit"][0] if run["exit"] else None,
@@ -248,7 +250,8 @@ def adversarial_cases(marked):
         with open(os.path.join(HERE, "adversarial", case["file"])) as f:
             code = ("#define " + case["define"] + "\n" if "define" in case else "") + f.read()
         for attempt in range(case.get("repeat", 1)):
-            row = submit(code, "%s-%d" % (case["file"], attempt), case["problem"], case.get("mode", "benchmark"))
+            row = submit(code, "%s-%d" % (case["file"], attempt), case["problem"], case.get("mode", "benchmark"),
+                         case.get("benchmark"))
             event = {k: row[k] for k in ("message", "unverified", "ranked", "geomean_runtime_ms", "geomean_speedup")}
             event["type"] = row["final"]
             row["ok"] = selftest.judge_case(dict(case, attack=False), [event], row["name"])
@@ -281,12 +284,16 @@ def summary(label, rows):
     for name in dict.fromkeys(t["name"] for r in rows for t in r.get("tests") or []):
         figures = [t["runtime_ms"] for r in rows for t in r.get("tests") or [] if t["name"] == name and t["runtime_ms"]]
         counts = [t["iterations"] for r in rows for t in r.get("tests") or [] if t["name"] == name and t["iterations"]]
+        windows = [t["empty_window_ms"] for r in rows for t in r.get("tests") or []
+                   if t["name"] == name and t.get("empty_window_ms")]
         if figures:
             middle = statistics.median(figures)
             out["tests"][name] = {"median_ms": middle, "spread": (max(figures) - min(figures)) / middle,
-                                  "jobs": len(figures), "samples_p50": statistics.median(counts) if counts else None}
-            print("%-8s   %-12s median %.5f ms over %d jobs, spread %.1f%%, samples p50 %s" % (
-                "", name, middle, len(figures), 100 * out["tests"][name]["spread"], out["tests"][name]["samples_p50"]))
+                                  "jobs": len(figures), "samples_p50": statistics.median(counts) if counts else None,
+                                  "empty_window_ms": [min(windows), max(windows)] if windows else None}
+            print("%-8s   %-12s median %.5f ms over %d jobs, spread %.1f%%, samples p50 %s, empty windows %s ms" % (
+                "", name, middle, len(figures), 100 * out["tests"][name]["spread"], out["tests"][name]["samples_p50"],
+                out["tests"][name]["empty_window_ms"]))
     return out
 
 
