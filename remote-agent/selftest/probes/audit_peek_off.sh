@@ -28,12 +28,16 @@ rm -rf "$copy"
 printf '#define KR_LOOK_ONLY\n#include "%s"\nint main() { return attack(1) > 0 ? 0 : 1; }\n' \
   "$PWD/selftest/adversarial/audit-peek.cu" > "$out/look.cu"
 nvcc -o "$out/look" "$out/look.cu" || exit 1
-python3 selftest/worker_bench.py "$out/warm" 3 > "$out/warm.txt" 2>&1 &
+python3 selftest/worker_bench.py "$out/warm" 5 > "$out/warm.txt" 2>&1 &
 bench=$!
-sleep 45  # its warm-up job done, its spares' audits started ahead
+for _ in $(seq 120); do  # until the spares' audits, started ahead, are there
+  pgrep -f -- '--nvtx-include' > /dev/null && break
+  sleep 0.5
+done
+sleep 2
 (cd /tmp && "$out/look") > "$out/rooms-off.txt" 2>&1
 echo "look: exit $? (0: found something)" >> "$out/rooms-off.txt"
 ps -eo pid,user,args | grep -E -- '--nvtx-include|lazy' | grep -v grep | cut -c1-300 >> "$out/rooms-off.txt"
 wait "$bench"
 rm -f "$out/look" "$out/look.cu"
-tail -5 "$out/settings-off.txt" "$out/rooms-off.txt"
+tail -n 5 "$out/settings-off.txt" "$out/rooms-off.txt"
