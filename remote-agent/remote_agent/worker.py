@@ -286,20 +286,18 @@ class Timer(Harness):
         """One timed run, as triton's do_bench does it: flushing L2 is queued ahead of the start event, so the GPU
         is still busy with it while the host reaches the call, and no idle launch gap is timed. GPU events on the
         legacy default stream (which waits for blocking streams), then a device-wide sync. Returns the events'
-        milliseconds around the call, and around nothing: an empty pair queued just before the start event, behind
-        the same spin, is what the events add as the device is at this sample (``stats.empty_window``)."""
+        milliseconds."""
         torch = self.torch
         self.flush()
         if self.spin is not None:
             self.spin(self.lead_cycles)
-        before, after, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(4))
-        before.record()
-        after.record()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
         start.record()
         run()
         end.record()
         torch.cuda.synchronize()
-        return start.elapsed_time(end), before.elapsed_time(after)
+        return start.elapsed_time(end)
 
     def device_spans(self, prepare, calls, check_after=None):
         """How long the device was busy with what one call enqueued, on any stream, for each of ``calls`` calls:
@@ -326,7 +324,7 @@ class Timer(Harness):
 
     def measure(self, prepare, check_after=None, guard=True):
         """One test's timing: CUDA events around the call after a clean flush, less the time of an empty event
-        window timed with each sample (``time_once``); samples taken while the SM clock was throttled
+        window timed beside each sample (``stats.empty_window``); samples taken while the SM clock was throttled
         are discarded; and a guard: if the device was busy with the call's work (on any stream) clearly longer
         than the events saw, the device spans are the figures instead. ``prepare()`` makes a sample's call (on a
         fresh input set) outside the timed window; ``check_after()`` checks that sample once it is done."""
@@ -347,8 +345,12 @@ class Timer(Harness):
             run = prepare()
             prepared = time.monotonic()
             torch.cuda.synchronize()
-            event_ms, window_ms = self.time_once(run)
-            windows.append(window_ms)
+            event_ms = self.time_once(run)
+            # What the events add, as the device is at this sample: timed as the sample is, after it. A pair queued
+            # just before the start event instead (no second flush, spin and sync: 0.37 ms a sample less) read
+            # 1.54-1.76 us at 1000 x 1000 against 1.22-1.31 us at every other size, and took that test 8% low
+            # (docs/evidence/replay-h100/run36-*).
+            windows.append(self.time_once(_nothing))
             timed = time.monotonic()
             clocks.append(self.nvml.sm_clock())
             temperatures.append(self.nvml.temperature())
@@ -718,6 +720,10 @@ def _done():
     send("DONE")
     sys.stderr.flush()
     os._exit(0)
+
+
+def _nothing():
+    """The empty call whose events' window is taken off every sample (Timer.measure)."""
 
 
 def _load(path):
