@@ -346,11 +346,12 @@ class Timer(Harness):
             prepared = time.monotonic()
             torch.cuda.synchronize()
             event_ms = self.time_once(run)
-            # What the events add, as the device is at this sample: timed as the sample is, after it. A pair queued
-            # just before the start event instead (no second flush, spin and sync: 0.37 ms a sample less) read
-            # 1.54-1.76 us at 1000 x 1000 against 1.22-1.31 us at every other size, and took that test 8% low
-            # (docs/evidence/replay-h100/run36-*).
-            windows.append(self.time_once(_nothing))
+            # What the events add, as the device is at this sample: timed as the sample is, after it, beside every
+            # other sample (0.37 ms each on the H100). A pair queued just before the start event instead (no flush,
+            # spin and sync of its own) read 1.54-1.76 us at 1000 x 1000 against 1.22-1.31 us at every other size,
+            # and took that test 8% low (docs/evidence/replay-h100/run36-*).
+            if len(clocks) % 2 == 0:
+                windows.append(self.time_once(_nothing))
             timed = time.monotonic()
             clocks.append(self.nvml.sm_clock())
             temperatures.append(self.nvml.temperature())
