@@ -275,6 +275,7 @@ class Timer(Harness):
         clock_khz = getattr(props, "clock_rate", 0) or 2_000_000
         self.lead_cycles = int(clock_khz * 1000 * 100e-6)
         self.spin = getattr(torch.cuda, "_sleep", None)
+        self.windows = []  # every empty window this process timed (``measure``): what its figures take off
 
     def flush(self):
         """Persisting L2 lines reset, then L2 filled with clean lines of our own buffer (read, never written)."""
@@ -336,7 +337,7 @@ class Timer(Harness):
         torch.cuda.synchronize()
         if check_after is not None:
             check_after()
-        clocks, temperatures, windows = [], [], []
+        clocks, temperatures, windows = [], [], self.windows
 
         self.spent = spent = {"prepare": 0.0, "timed": 0.0, "after": 0.0}  # where the samples' time went (the log)
 
