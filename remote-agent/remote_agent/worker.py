@@ -325,7 +325,7 @@ class Timer(Harness):
 
     def measure(self, prepare, check_after=None, guard=True):
         """One test's timing: CUDA events around the call after a clean flush, less the time of an empty event
-        window timed beside each sample (``stats.empty_window``); samples taken while the SM clock was throttled
+        window timed after every other sample (``stats.empty_window``); samples taken while the SM clock was throttled
         are discarded; and a guard: if the device was busy with the call's work (on any stream) clearly longer
         than the events saw, the device spans are the figures instead. ``prepare()`` makes a sample's call (on a
         fresh input set) outside the timed window; ``check_after()`` checks that sample once it is done."""
@@ -350,7 +350,8 @@ class Timer(Harness):
             # What the events add, as the device is at this sample: timed as the sample is, after it, beside every
             # other sample (0.37 ms each on the H100). A pair queued just before the start event instead (no flush,
             # spin and sync of its own) read 1.54-1.76 us at 1000 x 1000 against 1.22-1.31 us at every other size,
-            # and took that test 8% low (docs/evidence/replay-h100/run36-*).
+            # and took that test 8% low (docs/evidence/replay-h100/run36-*). Timed once per test before its samples,
+            # one read tens of microseconds after a 256 MB poison; these come after the sample's own sync.
             if len(clocks) % 2 == 0:
                 windows.append(self.time_once(_nothing))
             timed = time.monotonic()
@@ -375,8 +376,9 @@ class Timer(Harness):
         discarded = len(raw) - len(kept)
         samples = stats.net(kept, window)
         timing = "events"
-        method = ("CUDA events after an L2 read-flush and a persisting-L2 reset, less an empty event window timed "
-                  "beside each sample (the lower quartile, %.4f ms), median of %d" % (window, len(samples))
+        method = ("CUDA events after an L2 read-flush and a persisting-L2 reset, less an empty event window (the "
+                  "lower quartile of those this process timed after every other sample, %.4f ms), median of %d"
+                  % (window, len(samples))
                   + (" (a short kernel: %d to %d samples, until the median's 95%% interval was within %g%% or %d "
                      "clock ticks)" % (rule.min_runs, rule.max_runs, 100 * stats.MEDIAN_SHARE, stats.MEDIAN_TICKS)
                      if many else "") + " unthrottled samples")
