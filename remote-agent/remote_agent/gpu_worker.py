@@ -433,6 +433,7 @@ class Slot:
         self.launcher = launcher
         self.stop = stop
         self.job = None
+        self.jobs = []  # every job launched here whose process was not yet seen to end (``end_jobs``)
         self.error = None  # why this worker had to stop (AgentChanged)
         self.lock = threading.Lock()
 
@@ -483,6 +484,7 @@ class Slot:
                 current.drop()
             job = Job(job_id, submission_id)
             self.job = job
+            self.jobs = [j for j in self.jobs if not j.exited] + [job]
         log("job", job_id, "for submission", submission_id)
         try:
             self.launcher.launch(job, payload)
@@ -493,6 +495,17 @@ class Slot:
             return job
         threading.Thread(target=self.send, args=(job,), daemon=True).start()
         return job
+
+    def end_jobs(self):
+        """A stopping worker's last word to its jobs: each whose process still runs is sent TERM, then KILL before
+        this returns. Not only ``self.job``: the job's sender lets go of it once the worker stops (while the service
+        is away, say), and a dropped job's KILL is a timer's, which would die with the worker (a fake agent that
+        ignored TERM once outlived the service so: ShutdownTest)."""
+        with self.lock:
+            jobs = list(self.jobs)
+        for job in jobs:
+            if not job.exited:
+                job.kill(wait=True)
 
     def stop_job(self, job_id, drop):
         with self.lock:
@@ -696,8 +709,7 @@ def main(argv):
             stop.set()
     log("stopping")
     for slot in slots:
-        if slot.job is not None:
-            slot.job.kill(wait=True)
+        slot.end_jobs()
     for launcher in launchers:
         launcher.close()
     sandbox.sweep_unclaimed()

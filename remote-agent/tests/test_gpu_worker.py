@@ -181,6 +181,23 @@ class Stop(unittest.TestCase):
         self.assertEqual(-9, job.process.wait(timeout=0.1), "KILLed once TERM was ignored, before kill returned")
 
 
+    def test_a_stopping_worker_ends_the_jobs_its_slot_let_go(self):
+        # The sender clears the slot's job once the worker stops (the service away meanwhile); a dropped job's KILL
+        # is a timer that dies with the worker. Both jobs ignore TERM: only end_jobs' KILL ends them.
+        script = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('started', " \
+                 "flush=True)\ntime.sleep(60)\n"
+        launcher = gpu_worker.Launcher([sys.executable, "-c", script], dict(os.environ))
+        service = gpu_worker.Service("http://127.0.0.1:9", "t", "w:0:x")  # nobody there
+        slot = gpu_worker.Slot(service, "H100", "h", "d", launcher, threading.Event())
+        dropped = slot.take("job-a", "s-a", {"event_key": "k"})
+        time.sleep(0.3)
+        let_go = slot.take("job-b", "s-b", {"event_key": "k"})  # a new job while job-a runs: job-a is dropped
+        slot.job = None
+        slot.end_jobs()
+        for job in (dropped, let_go):
+            self.assertEqual(-9, job.process.wait(timeout=1), job.id)
+
+
 class Orphaned(unittest.TestCase):
     def test_a_worker_told_its_services_pid_stops_once_it_has_another_parent(self):
         self.assertFalse(gpu_worker.orphaned(None), "a worker started by hand has no service to outlive")
