@@ -102,9 +102,8 @@ public final class LocalBackend implements Backend {
         Integer code = null;
         try {
           code = process.waitFor();
-          // Whatever the agent left behind goes with it, and is gone before the run's end is told.
+          // Whatever the agent left behind goes with it.
           ProcessTree.signal(process.pid(), true);
-          ProcessTree.awaitGroupGone(process.pid(), DRAIN_MILLIS);
           out.join(DRAIN_MILLIS);
           err.join(DRAIN_MILLIS);
           RunsDirectory.delete(runDir);

@@ -1,13 +1,11 @@
 package dev.kernelrunner.supervisor;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,36 +41,10 @@ final class ProcessTree {
 
   /** The process group of {@code pid} (from /proc), or null when it is gone. */
   static Long processGroup(long pid) {
-    String[] fields = statFields(Path.of("/proc/" + pid));
-    return fields == null ? null : Long.parseLong(fields[2]);
-  }
-
-  /**
-   * Waits, at most {@code millis}, until no process of group {@code pgid} is left but zombies: one sent KILL may
-   * still be running a moment later (on a busy host, long enough to be seen by whoever was told it was gone).
-   */
-  static void awaitGroupGone(long pgid, long millis) throws InterruptedException {
-    long deadline = System.nanoTime() + millis * 1_000_000;
-    while (hasLiveMember(pgid) && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
-  }
-
-  private static boolean hasLiveMember(long pgid) {
-    try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
-      return processes.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit))
-          .map(ProcessTree::statFields)
-          .anyMatch(fields -> fields != null && !fields[0].equals("Z") && Long.parseLong(fields[2]) == pgid);
-    } catch (IOException | UncheckedIOException e) {
-      return false;
-    }
-  }
-
-  /** The fields of /proc/PID/stat after the command's name (state, ppid, pgrp, ...), or null when it is gone. */
-  private static String[] statFields(Path process) {
     try {
-      String stat = Files.readString(process.resolve("stat"));
-      return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+      String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+      return Long.parseLong(fields[2]);
     } catch (IOException | RuntimeException e) {
       return null;
     }

@@ -27,21 +27,6 @@ class ProcessTreeTest {
     stopParentOfAJob(pid -> ProcessTree.signal(pid, false), job -> job.onExit().get(5, TimeUnit.SECONDS));
   }
 
-  @Test
-  void awaitGroupGoneWaitsForTheGroupsLastLiveMember() throws Exception {
-    // A group whose leader ends at once and whose other member lives 0.5 s more.
-    Process leader = new ProcessBuilder("setsid", "sh", "-c", "sleep 0.5 & exit 0").start();
-    long group = leader.pid();
-    assertTrue(leader.waitFor(5, TimeUnit.SECONDS));
-    long began = System.nanoTime();
-    ProcessTree.awaitGroupGone(group, 5000);
-    long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began);
-    assertTrue(waited >= 300 && waited < 4000, "waited " + waited + " ms for the member's 0.5 s");
-    began = System.nanoTime();
-    ProcessTree.awaitGroupGone(group, 5000);
-    assertTrue(System.nanoTime() - began < TimeUnit.SECONDS.toNanos(1), "a group that is gone is not waited for");
-  }
-
   /** Runs {@code check} on a child leading a session of its own, once its parent was stopped with {@code stop}. */
   private static void stopParentOfAJob(LongConsumer stop, Check check) throws Exception {
     Process parent = new ProcessBuilder("sh", "-c", "setsid sleep 30 & wait").start();
