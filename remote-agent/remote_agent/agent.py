@@ -876,7 +876,8 @@ class Agent:
 
     def audit_once(self, payload, work, tool, results, name):
         """One replay under Nsight Compute, in the audit's room (Audit): the warm agent's, started ahead, else one
-        started now; its figures against the published ``results``."""
+        started now; its figures against the published ``results``. ``name`` (the first audit, or the one again)
+        is the log's."""
         judge_job = self._judge_job()
         job = dict(self.job, mode="replay", records=self.replay_records)
         audit = self.prestarted.take_audit() if self.prestarted is not None else None
@@ -890,8 +891,8 @@ class Agent:
         finally:
             if audit is not None:
                 audit.close()
-        log("agent: audited under %s in %.2f s (processes started %s)" % (
-            tool, time.monotonic() - began, "before the job" if ahead else "now"))
+        log("agent: %s under %s in %.2f s (processes started %s)" % (
+            name, tool, time.monotonic() - began, "before the job" if ahead else "now"))
         if outcome.status != "PASSED":
             return {"status": "unverified", "by": "ncu", "problems": [
                 "the audited replay on the judge's inputs did not pass (" + outcome.status.lower() + ")"]}
