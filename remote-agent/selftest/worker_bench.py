@@ -282,10 +282,9 @@ def summary(label, rows):
     # Each test's figure from one job (one set of processes) to the next: the spread of the published medians.
     out["tests"] = {}
     for name in dict.fromkeys(t["name"] for r in rows for t in r.get("tests") or []):
-        figures = [t["runtime_ms"] for r in rows for t in r.get("tests") or [] if t["name"] == name and t["runtime_ms"]]
-        counts = [t["iterations"] for r in rows for t in r.get("tests") or [] if t["name"] == name and t["iterations"]]
-        windows = [t["empty_window_ms"] for r in rows for t in r.get("tests") or []
-                   if t["name"] == name and t.get("empty_window_ms")]
+        def each(key, name=name):  # the test's ``key`` in every job that has it
+            return [t[key] for r in rows for t in r.get("tests") or [] if t["name"] == name and t.get(key)]
+        figures, counts, windows = each("runtime_ms"), each("iterations"), each("empty_window_ms")
         if figures:
             middle = statistics.median(figures)
             out["tests"][name] = {"median_ms": middle, "spread": (max(figures) - min(figures)) / middle,
