@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from remote_agent import sandbox
+from remote_agent import sandbox, turn
 from remote_agent.agent import Agent, Prestarted, Workspace
 from remote_agent.events import Emitter
 from remote_agent.payload import take_cache_secret, take_event_key
@@ -83,6 +83,7 @@ def main(argv=None):
         return run(args, workspace)
     finally:
         workspace.close()  # the room, and every process of the job's in it, ends here
+        turn.release()  # the device, to the other job of this GPU (turn.py): nothing of this one's runs now
         sandbox.release()  # what the job's user left elsewhere (no room here), and the user freed
 
 

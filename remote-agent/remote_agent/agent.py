@@ -19,7 +19,7 @@ import traceback
 from dataclasses import dataclass
 
 from remote_agent import (baseline, catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
-                          reference_cache, room, sandbox, stats, verification)
+                          reference_cache, room, sandbox, stats, turn, verification)
 from remote_agent import forked
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
@@ -435,6 +435,7 @@ class Agent:
                 self.prestarted.discard()
             if self.own_workspace is not None:
                 self.own_workspace.close()
+                turn.release()  # its processes have all ended (a caller's workspace: the caller gives it back)
 
     def _run(self, payload_bytes):
         try:
@@ -599,6 +600,8 @@ class Agent:
             return
         if not self.prestarted.is_ready():
             return  # not yet: it times the reference once it has its job, not holding up the compiler now
+        if not self.device_turn(wait=False):
+            return  # the device is another job's now: the reference is timed once this job's turn comes
         argv, _ = self._worker_argv(work, dict(self._job_basis(payload), mode="reference"), "reference-job.json")
         child = self.prestarted.take(argv[-1])
         if child is not None:
@@ -625,6 +628,8 @@ class Agent:
         nothing it says ends the submission well: a WorkerReport (its CHECKED, held in check mode, and its RECORDED)
         goes to the judge first. Its first REFERENCES (sent before the solution's library is loaded) are the
         reference's times for good. None when the submission is over (an error was sent)."""
+        if not self.device_turn():
+            return None
         mode = "check" if payload.mode == "profile" else payload.mode
         kept = self.kept_references[2] if self.kept_references else None
         job = dict(self.job, mode=mode, record=payload.mode == "benchmark" and toolchain.kind == "nvcc",
@@ -695,6 +700,24 @@ class Agent:
         report = WorkerReport(checked, device_start.result(), child, solution.err_thread, solution.stderr_tail,
                               finished, records)
         return report if finished and not self.out.finished else self.ended(payload, report)
+
+    def device_turn(self, wait=True):
+        """This job's turn on the device (turn.py), held until the agent's end: the other job on this GPU is
+        checked, timed or audited first. False if it is not this job's: at once where ``wait`` is False, else once
+        an error was sent (it never came)."""
+        if turn.held():
+            return True
+        began = time.monotonic()
+        if not turn.take(wait=wait, most=gate.MOST_SECONDS):
+            if wait:
+                self.out.emit("ERROR", message="the GPU was not free for %.0f s (another job held it)"
+                              % gate.MOST_SECONDS)
+            return False
+        if turn.held():
+            gate.release()  # a flag the last holder of the turn left, killed mid-benchmark: the gate is the turn's
+        if time.monotonic() - began > 0.01:
+            self._mark("the device's turn came after %.3f s" % (time.monotonic() - began))
+        return True
 
     def ended(self, payload, report):
         """The worker's exit, checked: a crash, or an end without its results, is the submission's end (an error
@@ -934,6 +957,8 @@ class Agent:
         BENCHMARKING, a BENCHMARK_RESULT per test case, then BASELINED (the service stores it as the GPU type's
         newest baselines of the problem)."""
         work = self.workspace.work
+        if not self.device_turn():
+            return
         argv, env = self._worker_argv(work, dict(self._job_basis(payload), mode="baseline"))
         device_start = _background(device.info)
         child = self._start_worker(argv, env, work)

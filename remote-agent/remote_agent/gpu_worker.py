@@ -38,7 +38,7 @@ import time
 import urllib.parse
 import uuid
 
-from remote_agent import gate, sandbox
+from remote_agent import gate, sandbox, turn
 from remote_agent import payload as payload_module
 
 TOKEN_VARIABLE = "KERNEL_RUNNER_WORKER_TOKEN"
@@ -389,7 +389,8 @@ class Launcher:
                                "(%s): a job may have planted code there; the worker stops before running another"
                                % AGENT_ROOT)
         data = json.dumps(payload).encode("utf-8")
-        gate.release(gate.path(self.env))  # one left by the last job's agent, killed mid-benchmark
+        if turn.idle(turn.path(self.env)):  # else the turn's holder holds the gate: it is no flag left behind
+            gate.release(gate.path(self.env))  # one left by the last job's agent, killed mid-benchmark
         if self.job_command is not None:
             folder = tempfile.mkdtemp(prefix="kr-job-")
             path = os.path.join(folder, "payload.json")
@@ -589,13 +590,15 @@ def device_name(gpu):
 GATES = re.compile(r"^kr-gates-(\d+)-")
 
 
-def gate_folder(parent=None):
+def gate_folder(parent=None, readable=True):
     """A folder for this worker's timing gates (gate.py) that only its user writes, named after its pid; those of
-    this user's workers that are gone (killed: a stopped one removes its own) are removed first."""
+    this user's workers that are gone (killed: a stopped one removes its own) are removed first. ``readable``: by
+    everyone (the jobs' processes look for a gate's flag); else its user's alone (the GPUs' turns: turn.py)."""
     parent = parent or tempfile.gettempdir()
     sandbox.remove_orphans(parent, GATES)
     folder = tempfile.mkdtemp(prefix="kr-gates-%d-" % os.getpid(), dir=parent)
-    os.chmod(folder, 0o755)  # mkdtemp's 0700, opened for reading: the jobs' processes look for the flag
+    if readable:
+        os.chmod(folder, 0o755)  # mkdtemp's 0700, opened for reading
     return folder
 
 
@@ -613,16 +616,25 @@ def agent_environment(env):
     return dict(sandbox.passing(env, AGENT_PASSED), PYTHONDONTWRITEBYTECODE="1")
 
 
-def job_environment(source, gpu, gate_flag=None):
+def job_environment(source, gpu, gate_flag=None, turn_file=None):
     """The environment of a slot's jobs: the worker's, less its token, on one GPU, and without the user site
     directory (a warm agent gets less: ``agent_environment``). A job's user code runs as this user (unless the worker
     is root): a .pth it left in ~/.local/lib/python*/site-packages would run at the start of every later agent, which
-    holds the next job's key. ``gate_flag``: the GPU's timing gate (gate.py)."""
-    env = {k: v for k, v in source.items() if k != TOKEN_VARIABLE}
+    holds the next job's key. ``gate_flag``: the GPU's timing gate (gate.py); ``turn_file``: its turn (turn.py)."""
+    env = {k: v for k, v in source.items() if k not in (TOKEN_VARIABLE, turn.VARIABLE)}
     env.update(CUDA_VISIBLE_DEVICES=gpu, HIP_VISIBLE_DEVICES=gpu, PYTHONNOUSERSITE="1")
     if gate_flag:
         env[gate.VARIABLE] = gate_flag
+    if turn_file:
+        env[turn.VARIABLE] = turn_file
     return env
+
+
+def places(host, gpu, run_id, jobs_per_gpu):
+    """The worker ids of one GPU's places, one job each: host:gpu:run, then host:gpu:run@2 (the service's worker ids
+    are letters, digits and '_.:@-': WorkerApi.WORKER_ID)."""
+    return ["%s:%s:%s%s" % (host, gpu, run_id, "@%d" % place if place > 1 else "")
+            for place in range(1, jobs_per_gpu + 1)]
 
 
 def orphaned(parent_pid):
@@ -661,7 +673,12 @@ def main(argv):
     parser.add_argument("--server", required=True, help="the service's URL, e.g. https://kr.example.com")
     parser.add_argument("--token", help="a worker token (better: the %s variable)" % TOKEN_VARIABLE)
     parser.add_argument("--gpu-type", required=True, help="the GPU type this machine serves, e.g. H100")
-    parser.add_argument("--gpus", default="0", help="comma list of device indexes; one job at a time on each")
+    parser.add_argument("--gpus", default="0", help="comma list of device indexes")
+    parser.add_argument("--jobs-per-gpu", type=int, choices=(1, 2), default=None,
+                        help="jobs a GPU holds at once, each as a worker of the service: with 2, the next job compiles "
+                        "while the last one is checked, timed and audited, and only one job's processes use the device "
+                        "at a time (turn.py). Default: 2 with the worker's own agents, 1 with --job-command (a command "
+                        "of another's takes no turn)")
     parser.add_argument("--job-command", help="run CMD --payload <file> for each job instead of the agent")
     parser.add_argument("--host", default=socket.gethostname(), help="this machine's name in the service's list")
     parser.add_argument("--identity", default=default_identity(),
@@ -694,12 +711,17 @@ def main(argv):
     digest = agent_digest()
     slots, launchers = [], []
     gates = gate_folder()
+    jobs_per_gpu = args.jobs_per_gpu or (1 if args.job_command else 2)
+    turns = gate_folder(readable=False) if jobs_per_gpu > 1 else None  # in no job's room: only agents take turns
     for gpu in gpus:
-        env = job_environment(os.environ, gpu, os.path.join(gates, "gpu-" + gpu))
+        env = job_environment(os.environ, gpu, os.path.join(gates, "gpu-" + gpu),
+                              os.path.join(turns, "gpu-" + gpu) if turns else None)
         launcher = Launcher(shlex.split(args.job_command) if args.job_command else None, env, cache_secret, digest)
         launchers.append(launcher)
-        service = Service(args.server, token, "%s:%s:%s" % (args.host, gpu, run_id), machine=machine)
-        slots.append(Slot(service, args.gpu_type, args.host, device_name(gpu), launcher, stop))
+        name = device_name(gpu)
+        for worker_id in places(args.host, gpu, run_id, jobs_per_gpu):
+            slots.append(Slot(Service(args.server, token, worker_id, machine=machine), args.gpu_type, args.host,
+                              name, launcher, stop))
     threads = [threading.Thread(target=slot.run, daemon=True) for slot in slots]
     for thread in threads:
         thread.start()
@@ -713,5 +735,7 @@ def main(argv):
     for launcher in launchers:
         launcher.close()
     sandbox.sweep_unclaimed()
-    shutil.rmtree(gates, ignore_errors=True)
+    for folder in (gates, turns):
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
     return 3 if any(slot.error for slot in slots) else 0

@@ -1,6 +1,6 @@
 """Benchmark (device machine): submissions one after another on one warm worker, timed end to end.
 
-    python3 selftest/worker_bench.py OUT_DIR [COUNT [isolation | replay | all]]
+    python3 selftest/worker_bench.py OUT_DIR [COUNT [isolation | replay | all | queued]]
 
 The device machine has no Java, so a stand-in for the service speaks the worker protocol (the routes and
 answers of src/main/java/dev/kernelrunner/http/WorkerApi.java: a job stream, lines taken from an index, exits
@@ -12,9 +12,17 @@ its exit; every phase's event is timed too. Like the service, the stand-in gives
 OUT_DIR/worker-bench.json and prints a table. With a third
 argument, the adversarial cases marked so (``all``: every case) go through the worker first, after the honest
 leaky-relu whose geomean their ``min_honest_ratio`` is against; without, one submission warms the worker up first
-(not counted).
+(not counted). ``neighbours``: instead, COUNT honest leaky-relus alone, then COUNT times the adversarial case
+neighbour-hog.cu queued with an honest leaky-relu at once (new code each): the honest figures beside it against those
+alone. ``queued``: besides, COUNT new and then COUNT same submissions are queued at once, as a busy service
+holds them: the worker's rate is the whole queue over the time from its first push to its last exit.
+
+The worker runs with its default jobs per GPU (two: gpu_worker.py's ``--jobs-per-gpu``), or KR_BENCH_JOBS_PER_GPU.
+Each of its places holds one job stream, and the stand-in pushes a stream its next job once its last one exited
+(as the service's hub gives a job to a free worker).
 """
 import base64
+import concurrent.futures
 import hashlib
 import hmac
 import http.server
@@ -102,9 +110,14 @@ class StandIn(http.server.BaseHTTPRequestHandler):
                 self.wfile.flush()
                 continue
             with HUB.lock:
-                HUB.runs[job["job_id"]]["pushed"] = time.monotonic()
+                run = HUB.runs[job["job_id"]]
+                run["pushed"] = time.monotonic()
+                run["place"] = urllib.parse.unquote(worker_id)
             self.wfile.write(("event: job\ndata: " + json.dumps(job) + "\n\n").encode())
             self.wfile.flush()
+            while not run["done"].wait(5):  # this worker's place is taken until the job's exit
+                self.wfile.write(b": heartbeat\n\n")
+                self.wfile.flush()
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -172,8 +185,9 @@ def start_worker(out):
                KERNEL_RUNNER_JOB_LOGS=os.path.join(out, "jobs"))
     os.makedirs(env["KERNEL_RUNNER_JOB_LOGS"], exist_ok=True)
     log = open(os.path.join(out, "worker-bench.txt"), "w")
+    places = ["--jobs-per-gpu", os.environ["KR_BENCH_JOBS_PER_GPU"]] if os.environ.get("KR_BENCH_JOBS_PER_GPU") else []
     worker = subprocess.Popen([sys.executable, "-m", "remote_agent", "worker", "--server",
-                               "http://127.0.0.1:%d" % server.server_address[1], "--gpu-type", "H100"],
+                               "http://127.0.0.1:%d" % server.server_address[1], "--gpu-type", "H100"] + places,
                               cwd=AGENT_ROOT, env=env, stdout=log, stderr=log)
     return worker, log
 
@@ -213,7 +227,7 @@ def result_of(run, name):
         result = dict(run["events"][-2], verification=dict(run["events"][-2].get("verification") or {},
                                                            timing=last.get("timing")))
         last = dict(result, type="BENCHMARKED", unverified=(last.get("timing") or {}).get("status") == "unverified")
-    return {"name": name, "final": last.get("type"), "message": last.get("message"),
+    return {"name": name, "place": run.get("place"), "final": last.get("type"), "message": last.get("message"),
             "unverified": last.get("unverified"), "isolation": last.get("isolation"),
             "to_benchmarked_s": phases.get("BENCHMARKED"),
             "to_verified_s": phases.get("VERIFIED"),
@@ -296,16 +310,80 @@ def summary(label, rows):
     return out
 
 
+def queued(label, codes):
+    """``codes`` queued at once, each a submission: their rows, and the worker's rate over the whole queue."""
+    began = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(len(codes)) as pool:
+        rows = list(pool.map(lambda item: submit(item[1], "%s-%d" % (label, item[0])), enumerate(codes)))
+    wall = time.monotonic() - began
+    out = summary(label, rows)
+    out.update(wall_s=round(wall, 3), queue_per_hour=round(3600 * len(codes) / wall),
+               places={place: sum(r["place"] == place for r in rows) for place in {r["place"] for r in rows}})
+    print("%-8s %d queued at once: the last exit after %.2f s: %d an hour; by place %s" % (
+        label, len(codes), wall, out["queue_per_hour"], out["places"]), flush=True)
+    return rows, out
+
+
+def neighbours(code, count):
+    """An honest job's figures beside neighbour-hog.cu on the same GPU, against its figures alone: (rows, out)."""
+    with open(os.path.join(HERE, "adversarial", "neighbour-hog.cu")) as f:
+        hog = f.read()
+    tag = uuid.uuid4().hex
+    rows = {"alone": [], "beside": [], "hog": []}
+    for i in range(count):
+        rows["alone"].append(submit(code + "\n// alone %s %d\n" % (tag, i), "alone-%d" % i))
+    for i in range(count):
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            hogged = pool.submit(submit, hog, "hog-%d" % i, "leaky-relu", "benchmark", {"new_best_below_ms": 0.0})
+            time.sleep(0.05)  # the case first in the queue
+            beside = pool.submit(submit, code + "\n// beside %s %d\n" % (tag, i), "beside-%d" % i)
+            rows["hog"].append(hogged.result())
+            rows["beside"].append(beside.result())
+        print("pair  ", i, rows["hog"][-1]["final"], rows["hog"][-1]["place"], rows["beside"][-1]["final"],
+              rows["beside"][-1]["place"], rows["beside"][-1]["geomean_runtime_ms"], flush=True)
+
+    def medians(label):
+        figures = {}
+        for row in rows[label]:
+            for test in row.get("tests") or []:
+                figures.setdefault(test["name"], []).append(test["runtime_ms"])
+        geomeans = [r["geomean_runtime_ms"] for r in rows[label] if r["geomean_runtime_ms"]]
+        return {name: statistics.median(v) for name, v in figures.items()}, (
+            statistics.median(geomeans) if geomeans else None)
+
+    alone, beside = medians("alone"), medians("beside")
+    ratio = beside[1] / alone[1] if alone[1] and beside[1] else None
+    out = {"alone_geomean_ms": alone[1], "beside_geomean_ms": beside[1], "ratio": ratio,
+           "tests": {name: {"alone_ms": alone[0][name], "beside_ms": beside[0].get(name),
+                            "ratio": beside[0][name] / alone[0][name] if beside[0].get(name) else None}
+                     for name in alone[0]},
+           "hog_finals": [r["final"] for r in rows["hog"]], "beside_finals": [r["final"] for r in rows["beside"]],
+           "ok": ratio is not None and ratio <= NEIGHBOUR_MOST and all(
+               r["final"] == "BENCHMARKED" for r in rows["beside"] + rows["hog"])}
+    print("neighbours: honest geomean alone %s ms, beside the hog %s ms (x%s): %s" % (
+        alone[1], beside[1], "%.3f" % ratio if ratio else "?", "as alone" if out["ok"] else "MOVED OR FAILED"))
+    for name, test in out["tests"].items():
+        print("            %-12s alone %.5f ms beside %s ms" % (name, test["alone_ms"], test["beside_ms"]))
+    return rows, out
+
+
+# How much slower an honest job's geometric mean may be beside neighbour-hog.cu than alone (medians over the jobs):
+# one job's figures move 1.3-3.9% (sd) from process to process below 20 us (docs/benchmarks.md).
+NEIGHBOUR_MOST = 1.05
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/worker-bench"
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     marked = sys.argv[3] if len(sys.argv) > 3 else None  # which adversarial cases go through the worker first
+    in_queue, beside = marked == "queued", marked == "neighbours"
+    marked = None if in_queue or beside else marked
     os.makedirs(out, exist_ok=True)
     worker, log = start_worker(out)
     with open(os.path.join(HERE, "kernels", "leaky-relu.cu")) as f:
         code = f.read()
     rows = {"fresh": [], "cached": []}
-    cases, warm_up = [], None
+    cases, warm_up, queues, hogged = [], None, {}, None
     try:
         if marked:
             cases = adversarial_cases(marked)
@@ -314,6 +392,10 @@ def main():
             # GPU once): its first job, 9.6-10.9 s (docs/evidence/replay-h100/run23-*), is not a warm worker's.
             warm_up = submit(code + "\n// warm-up %s\n" % uuid.uuid4().hex, "warm-up")
             print("warm-up", warm_up["final"], warm_up["to_benchmarked_s"], "(not counted)", flush=True)
+        if beside:
+            found, hogged = neighbours(code, count)
+            rows.update(found)
+            count = 0  # nothing else
         for i in range(count):
             # A comment of its own: new to the compiler's cache.
             rows["fresh"].append(submit(code + "\n// fresh %s %d\n" % (uuid.uuid4().hex, i), "fresh-%d" % i))
@@ -323,11 +405,16 @@ def main():
             rows["cached"].append(submit(code, "cached-%d" % i))
             print("cached", i, rows["cached"][-1]["final"], rows["cached"][-1]["to_benchmarked_s"],
                   json.dumps(rows["cached"][-1]["phases"]), rows["cached"][-1]["tail"], flush=True)
+        if in_queue:
+            tag = uuid.uuid4().hex
+            for label, codes in (("q-fresh", [code + "\n// queued %s %d\n" % (tag, i) for i in range(count)]),
+                                 ("q-cached", [code] * count)):
+                rows[label], queues[label] = queued(label, codes)
     finally:
         worker.terminate()
         worker.wait(30)
     result = {"count": count, "fresh": summary("fresh", rows["fresh"]), "cached": summary("cached", rows["cached"]),
-              "runs": rows, "cases": cases, "warm_up": warm_up,
+              "queued": queues, "neighbours": hogged, "runs": rows, "cases": cases, "warm_up": warm_up,
               "machine": {"enrolled": HUB.machine is not None, "streams_with_proof": HUB.proofs}}
     print("machine key enrolled: %s; job streams opened with its proof: %d" % (HUB.machine is not None, HUB.proofs))
     if cases:

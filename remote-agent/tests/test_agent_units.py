@@ -1,5 +1,6 @@
 """Everything of the agent that needs no GPU: run with ``python3 -m unittest discover`` from remote-agent/."""
 import base64
+import fcntl
 import hashlib
 import hmac
 import io
@@ -10,6 +11,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import types
 import unittest
 from unittest import mock
@@ -704,6 +707,48 @@ class WorkFolderTest(unittest.TestCase):
             os.chown(theirs, 65534, 65534)
             agent_module.make_work(parent)
             self.assertTrue(os.path.isdir(theirs), "another user's folder is not ours to remove")
+
+
+class DeviceTurnTest(unittest.TestCase):
+    """A job's agent uses the device only in its turn (turn.py): where another job of the GPU holds it, the
+    reference is not timed ahead, and the job waits for the turn (or ends with an error past the most)."""
+
+    def setUp(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        self.flag = os.path.join(folder, "turn")
+        self.fd = os.open(self.flag, os.O_RDWR | os.O_CREAT)  # the other job's agent holds the turn
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        self.addCleanup(os.close, self.fd)
+        self.addCleanup(agent_module.turn.release)
+        patch = mock.patch.dict(os.environ, {agent_module.turn.VARIABLE: self.flag})
+        patch.start()
+        self.addCleanup(patch.stop)
+        self.out = io.StringIO()
+        self.agent = Agent(events.Emitter(KEY, self.out), cache_dir=tempfile.mkdtemp())
+        self.agent.began = time.monotonic()
+
+    def test_the_reference_is_not_timed_ahead_in_another_jobs_turn(self):
+        taken = []
+        self.agent.prestarted = types.SimpleNamespace(is_ready=lambda: True, take=taken.append)
+        self.agent.kept_references = (None, None, None)
+        self.agent.time_references(types.SimpleNamespace(mode="benchmark"), "/nowhere")
+        self.assertEqual([], taken, "the prestarted process was given no job")
+        self.assertFalse(agent_module.turn.held())
+
+    def test_a_job_waits_for_its_turn_and_keeps_it(self):
+        threading.Timer(0.3, fcntl.flock, args=(self.fd, fcntl.LOCK_UN)).start()
+        began = time.monotonic()
+        self.assertTrue(self.agent.device_turn())
+        self.assertGreater(time.monotonic() - began, 0.25)
+        self.assertTrue(agent_module.turn.held())
+
+    def test_a_turn_that_never_comes_is_the_jobs_error(self):
+        with mock.patch.object(agent_module.gate, "MOST_SECONDS", 0.2):
+            self.assertFalse(self.agent.device_turn())
+        got = [events.decode(line, KEY) for line in self.out.getvalue().splitlines()]
+        self.assertEqual(["ERROR"], [e["type"] for e in got])
+        self.assertIn("GPU was not free", got[0]["message"])
 
 
 class AgentWithoutGpuTest(unittest.TestCase):

@@ -4,6 +4,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -294,3 +295,59 @@ class MachineKeys(unittest.TestCase):
         service.post.side_effect = None
         service.post.return_value = {"fingerprint": "x"}
         self.assertTrue(gpu_worker.enroll(service, gpu_worker.MachineKey(bytes(32)), stop))
+
+
+class TwoJobsAGpu(unittest.TestCase):
+    """--jobs-per-gpu 2: two places of one GPU, one launcher; each job's agent takes the GPU's turn (turn.py) before
+    it touches the device, so the next job compiles while the last one runs there, and no two run there at once."""
+
+    def test_their_work_before_the_turn_overlaps_their_device_work_does_not(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        env = gpu_worker.job_environment(dict(os.environ, PYTHONPATH=gpu_worker.AGENT_ROOT), "0",
+                                         os.path.join(folder, "gate"), os.path.join(folder, "turn"))
+        script = ("import time\nfrom remote_agent import turn\nprint('compiling', time.time(), flush=True)\n"
+                  "time.sleep(0.5)\nassert turn.take(most=10)\nprint('device', time.time(), flush=True)\n"
+                  "time.sleep(0.5)\nprint('done', time.time(), flush=True)\n")
+        launcher = gpu_worker.Launcher([sys.executable, "-c", script], env)
+        stop = threading.Event()
+        self.addCleanup(stop.set)
+        service = gpu_worker.Service("http://127.0.0.1:9", "t", "w:0:x")  # nobody there: the lines stay here
+        slots = [gpu_worker.Slot(service, "H100", "h", "d", launcher, stop) for _ in range(2)]
+        jobs = [slot.take("job-%d" % i, "s-%d" % i, {"event_key": "k"}) for i, slot in enumerate(slots)]
+        for job in jobs:
+            with job.changed:
+                self.assertTrue(job.changed.wait_for(lambda: job.exited, timeout=20))
+            self.assertEqual(0, job.exit_code, job.tail)
+        at = [{line.split()[0]: float(line.split()[1]) for line in job.lines} for job in jobs]
+        first, second = sorted(at, key=lambda times: times["device"])
+        self.assertLess(max(first["compiling"], second["compiling"]), first["device"], "both compiled at once")
+        self.assertGreaterEqual(second["device"], first["done"], "one job on the device at a time")
+
+    def test_a_gates_flag_is_cleared_at_a_launch_only_while_no_job_holds_the_turn(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        flag, held = os.path.join(folder, "gate"), os.path.join(folder, "turn")
+        env = gpu_worker.job_environment(dict(os.environ), "0", flag, held)
+        launcher = gpu_worker.Launcher([sys.executable, "-c", "pass"], env)
+        other = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom remote_agent import turn\n"
+                                  "turn.take(flag=sys.argv[1])\nprint('held', flush=True)\ntime.sleep(30)\n", held],
+                                 stdout=subprocess.PIPE, text=True, env=dict(os.environ,
+                                                                             PYTHONPATH=gpu_worker.AGENT_ROOT))
+        self.addCleanup(other.wait)
+        self.addCleanup(other.kill)
+        self.assertEqual("held", other.stdout.readline().strip())
+        open(flag, "w").close()  # the gate the other job holds while it times
+        launcher.launch(gpu_worker.Job("job-1", "s-1"), {"event_key": "k"})
+        self.assertTrue(os.path.exists(flag), "the other job's benchmark keeps its gate")
+        other.kill()
+        other.wait()
+        launcher.launch(gpu_worker.Job("job-2", "s-2"), {"event_key": "k"})
+        self.assertFalse(os.path.exists(flag), "no job holds the turn: a flag left by a killed agent goes")
+
+    def test_each_place_is_a_worker_id_the_service_takes(self):
+        ids = gpu_worker.places("gpu-host.example", "3", "0a1b2c3d", 2)
+        self.assertEqual(["gpu-host.example:3:0a1b2c3d", "gpu-host.example:3:0a1b2c3d@2"], ids)
+        for worker_id in ids:
+            self.assertRegex(worker_id, r"^[A-Za-z0-9_.:@-]{1,128}$")  # WorkerApi.WORKER_ID
+        self.assertEqual(["h:0:r"], gpu_worker.places("h", "0", "r", 1), "one job a GPU: its id as ever")

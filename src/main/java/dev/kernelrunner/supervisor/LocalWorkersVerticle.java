@@ -25,9 +25,10 @@ import org.slf4j.LoggerFactory;
 /**
  * By default ({@code LOCAL_WORKERS=true}) this host's GPU types are served the way other machines' are, by workers
  * that pull jobs over the worker API: one worker process per local type ({@code LOCAL_WORKER_COMMAND} in
- * AGENT_WORKDIR, in the agent sandbox) with one slot per {@code LOCAL_MAX_CONCURRENT} ({@code --gpus 0,1,...}), and
- * a worker token the service made for them at start and revokes when it stops (and, at start, any that an earlier
- * instance killed outright left live; its workers, told the service's pid, stop once it is gone). A custom
+ * AGENT_WORKDIR, in the agent sandbox) with one slot per {@code LOCAL_MAX_CONCURRENT} ({@code --gpus 0,1,...},
+ * one job each), and a worker token the service made for them at start and revokes when it stops (and, at start,
+ * any that an earlier instance killed outright left live; its workers, told the service's pid, stop once it is
+ * gone). A custom
  * {@code AGENT_COMMAND} keeps its meaning: the workers run it once per job ({@code --job-command}); the default one
  * means the worker's warm path. A worker that ends is started again ({@code exited}); stopping the service stops
  * them (TERM, then KILL).
@@ -92,9 +93,10 @@ public class LocalWorkersVerticle extends VerticleBase {
     // An IPv6 address goes in brackets (RFC 3986 3.2.2): http://::1:8080 has no host to a URL parser.
     String server = "http://" + (reach.contains(":") && !reach.startsWith("[") ? "[" + reach + "]" : reach) + ":"
         + port.getAsInt();
+    // One job per slot: LOCAL_MAX_CONCURRENT jobs at once, as configured (a warm worker's default is two a GPU).
     argv.addAll(List.of("--server", server, "--gpu-type", gpuType, "--host", "local", "--gpus",
         IntStream.range(0, config.local().maxConcurrent()).mapToObj(String::valueOf).collect(Collectors.joining(",")),
-        "--parent-pid", String.valueOf(ProcessHandle.current().pid())));
+        "--jobs-per-gpu", "1", "--parent-pid", String.valueOf(ProcessHandle.current().pid())));
     if (home != null) {
       // Their machine key: kept beside them, so that a worker started again proves it is this host's.
       argv.addAll(List.of("--identity", home.resolve("machine.key").toString()));

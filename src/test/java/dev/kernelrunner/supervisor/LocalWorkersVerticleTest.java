@@ -142,7 +142,7 @@ class LocalWorkersVerticleTest {
     for (String type : List.of("alpha", "beta")) {
       Start start = starts(type).get(0);
       assertEquals(List.of("--server", "http://127.0.0.1:" + PORT, "--gpu-type", type, "--host", "local",
-              "--gpus", "0,1,2", "--parent-pid", String.valueOf(ProcessHandle.current().pid()),
+              "--gpus", "0,1,2", "--jobs-per-gpu", "1", "--parent-pid", String.valueOf(ProcessHandle.current().pid()),
               "--identity", home.resolve("machine.key").toString()),
           start.argv(), "the worker's arguments after LOCAL_WORKER_COMMAND (HTTP_HOST 0.0.0.0 is reached as "
               + "127.0.0.1; a slot per LOCAL_MAX_CONCURRENT; no --job-command for the default AGENT_COMMAND)");

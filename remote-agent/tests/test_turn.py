@@ -1,0 +1,80 @@
+"""The device's turn of a GPU (remote_agent/turn.py): one job's processes on the device at a time where a worker runs
+two jobs on it, given back however its holder ends, and never kept by what its holder started."""
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from remote_agent import turn
+
+AGENT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOLDER = ("import sys, time\nfrom remote_agent import turn\nassert turn.take(flag=sys.argv[1])\n"
+          "print('held', flush=True)\ntime.sleep(float(sys.argv[2]))\n")
+
+
+def holder(flag, seconds):
+    """Another process holding the turn ``flag`` for ``seconds``, once it said so."""
+    process = subprocess.Popen([sys.executable, "-c", HOLDER, flag, str(seconds)], stdout=subprocess.PIPE, text=True,
+                               env=dict(os.environ, PYTHONPATH=AGENT_ROOT))
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+class TurnTest(unittest.TestCase):
+    def setUp(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        self.flag = os.path.join(folder, "gpu-0")
+        self.addCleanup(turn.release)
+
+    def test_without_a_turn_nothing_waits(self):
+        self.assertTrue(turn.take(flag=""))
+        self.assertFalse(turn.held())
+        self.assertTrue(turn.idle(None))
+
+    def test_a_held_turn_is_waited_for_and_taken_once_given_back(self):
+        other = holder(self.flag, 0.5)
+        self.addCleanup(other.kill)
+        self.assertFalse(turn.idle(self.flag))
+        self.assertFalse(turn.take(wait=False, flag=self.flag), "another job's turn: not taken without a wait")
+        began = time.monotonic()
+        self.assertFalse(turn.take(most=0.2, flag=self.flag), "nor past the most")
+        self.assertGreaterEqual(time.monotonic() - began, 0.2)
+        self.assertTrue(turn.take(flag=self.flag))
+        self.assertIsNotNone(other.poll(), "taken only once its holder ended")
+        self.assertTrue(turn.held())
+        self.assertTrue(turn.take(wait=False, flag=self.flag), "a turn held is held")
+        turn.release()
+        self.assertTrue(turn.idle(self.flag))
+
+    def test_a_holder_killed_gives_the_turn_back(self):
+        other = holder(self.flag, 60)
+        other.send_signal(signal.SIGKILL)
+        other.wait()
+        began = time.monotonic()
+        self.assertTrue(turn.take(most=5, flag=self.flag))
+        self.assertLess(time.monotonic() - began, 0.5)
+
+    def test_a_process_its_holder_started_does_not_keep_it(self):
+        self.assertTrue(turn.take(flag=self.flag))
+        child = subprocess.Popen(["sleep", "30"])  # as the agent starts a judge or ncu once it holds the turn
+        self.addCleanup(child.kill)
+        turn.release()
+        self.assertTrue(turn.idle(self.flag), "its child holds no copy of the lock")
+
+    def test_any_other_descriptor_of_the_file_is_another_holder(self):
+        fd = os.open(self.flag, os.O_RDWR | os.O_CREAT)
+        self.addCleanup(os.close, fd)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        self.assertFalse(turn.take(wait=False, flag=self.flag))
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        self.assertTrue(turn.take(wait=False, flag=self.flag))
+
+
+if __name__ == "__main__":
+    unittest.main()
