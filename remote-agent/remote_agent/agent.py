@@ -796,6 +796,7 @@ class Agent:
         self.out.emit("BENCHMARKING", total_tests=len(problem.cases))
         gate.hold()  # the next jobs' processes wait before touching the device
         try:
+            self.end_strays()
             measured = self.measure(payload, problem, toolchain, work, report.records)
         finally:
             gate.release()
@@ -822,6 +823,21 @@ class Agent:
             self._mark("benchmarked; audited by " + audit)
             self.out.emit("VERIFIED", timing=self.audited(payload, work, audit, results, timing))
             self._mark("audited")
+
+    def end_strays(self):
+        """Before the timing, every process of the job's room ends but the judge and the replay's worker started
+        ahead (room.end_strays): the verdict's worker, which ran the submission's host code, and whatever that code
+        left running. Another process's work on the device lengthens the replay's empty windows more than its
+        samples, and took an honest 2.3 us figure to 1.1 us (docs/evidence/replay-h100/run44-*, neighbour-hog.cu);
+        the submission's code must not be able to do that to its own figures."""
+        kept = []
+        if self.prestarted is not None:
+            kept = [p.pid for p in (self.prestarted.judge, self.prestarted.workers.get(REPLAY)) if p is not None]
+        began = time.monotonic()
+        ended = self.room.end_strays(kept)
+        if ended:
+            self._mark("ended %d process(es) of the job's room before the timing, in %.3f s" % (
+                len(ended), time.monotonic() - began))
 
     def measure(self, payload, problem, toolchain, work, records):
         """Each test's figures and how they were made: (figures by test id, timing), or None once the submission is

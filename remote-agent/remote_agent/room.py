@@ -36,6 +36,7 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 
 from remote_agent import gate, landlock, sandbox, seccomp, verification
@@ -228,6 +229,47 @@ class Room:
             verification._kill(self.keeper)
             self.keeper = None
 
+    def end_strays(self, kept=(), most=5.0) -> list[int]:
+        """Ends every process of the room but ``kept`` (processes the agent started into it, by the pids its Popen
+        objects have) and what they started, and the room's first process (1 in its PID namespace, which reaps
+        its orphans): whatever the job's code left running (a double fork, the child of a
+        process that ended) or runs in (a process of the agent's it no longer needs). Each is KILLed until none is
+        left, and waited for until it is gone or a zombie (by then its device context is released: a context's
+        last work ends with it), ``most`` seconds at most. Returns their pids (in the host's numbering). A room
+        without a PID namespace of its own has no way to tell its processes from others: nothing is ended there
+        (and its results never rank)."""
+        if not self.ns_fds or self.keeper is None:
+            return []
+        try:
+            inside = os.stat("/proc/%d/ns/pid_for_children" % self.keeper.pid)
+        except OSError:
+            return []
+        ended, began = [], time.monotonic()
+        while time.monotonic() - began < most:
+            parents = _parents()
+            children, ours, todo = {}, set(), list(kept)
+            for pid, parent in parents.items():
+                children.setdefault(parent, []).append(pid)
+            while todo:
+                pid = todo.pop()
+                if pid not in ours:
+                    ours.add(pid)
+                    todo.extend(children.get(pid, []))
+            strays = [pid for pid in parents if pid not in ours and _in_namespace(pid, inside)
+                      and _state(pid) not in ("Z", None) and not _leads_namespace(pid)]
+            if not strays:
+                break
+            for pid in strays:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            ended.extend(p for p in strays if p not in ended)
+            time.sleep(0.005)
+        while any(_state(pid) not in ("Z", None) for pid in ended) and time.monotonic() - began < most:
+            time.sleep(0.005)
+        return ended
+
     # ---- starting a process into it
 
     def writable(self, own=()) -> list[str]:
@@ -268,6 +310,50 @@ class Room:
                 seccomp.install()
 
         return enter
+
+
+def _parents() -> dict[int, int]:
+    """Every live process's parent, from /proc."""
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name) as f:
+                    parents[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    return parents
+
+
+def _state(pid) -> "str | None":
+    """A process's state letter (Z: a zombie), None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def _leads_namespace(pid) -> bool:
+    """Whether ``pid`` is its PID namespace's first process (1 there: the room's, which reaps its orphans; its end
+    would end the room)."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return line.split()[-1] == "1"
+    except OSError:
+        pass
+    return False
+
+
+def _in_namespace(pid, namespace) -> bool:
+    """Whether ``pid`` is in the PID namespace whose /proc/*/ns file stat is ``namespace``."""
+    try:
+        found = os.stat("/proc/%d/ns/pid" % pid)
+    except OSError:
+        return False
+    return (found.st_dev, found.st_ino) == (namespace.st_dev, namespace.st_ino)
 
 
 def _replace(isolation: Isolation, **changes) -> Isolation:

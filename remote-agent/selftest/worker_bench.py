@@ -9,12 +9,12 @@ path) runs leaky-relu in benchmark mode: COUNT submissions with code new to the 
 the same code again (compile cached). Each is timed from the job's push to the BENCHMARKED line's arrival and to
 its exit; every phase's event is timed too. Like the service, the stand-in gives each benchmark where its board's
 #1's interval so far (``new_best_below_ms``): a new #1 is audited, as is a 5% sample of the rest. Writes
-OUT_DIR/worker-bench.json and prints a table. With a third
-argument, the adversarial cases marked so (``all``: every case) go through the worker first, after the honest
-leaky-relu whose geomean their ``min_honest_ratio`` is against; without, one submission warms the worker up first
-(not counted). ``neighbours``: instead, COUNT honest leaky-relus alone, then COUNT times the adversarial case
-neighbour-hog.cu queued with an honest leaky-relu at once (new code each): the honest figures beside it against those
-alone. ``queued``: besides, COUNT new and then COUNT same submissions are queued at once, as a busy service
+OUT_DIR/worker-bench.json and prints a table. With a third argument, the adversarial cases marked so (``all``: every
+case; KR_CASES: those files of them) go through the worker first, after the honest leaky-relu whose geomean their
+``min_honest_ratio`` is against; without, one submission warms the worker up first (not counted).
+``neighbours``: instead, COUNT honest leaky-relus alone, then COUNT times the adversarial case neighbour-hog.cu
+queued with an honest leaky-relu at once (new code each): the honest figures beside it against those alone.
+``queued``: besides, COUNT new and then COUNT same submissions are queued at once, as a busy service
 holds them: the worker's rate is the whole queue over the time from its first push to its last exit.
 
 The worker runs with its default jobs per GPU (two: gpu_worker.py's ``--jobs-per-gpu``), or KR_BENCH_JOBS_PER_GPU.
@@ -255,6 +255,8 @@ def adversarial_cases(marked):
     import selftest  # noqa: the cold self-test's checks of a verdict (its argv is this script's: it writes nothing)
     with open(os.path.join(HERE, "adversarial", "cases.json")) as f:
         cases = [c for c in json.load(f) if marked == "all" or c.get(marked)]
+    chosen = [name for name in os.environ.get("KR_CASES", "").split(",") if name]  # a part of them, by file
+    cases = [c for c in cases if not chosen or c["file"] in chosen]
     before = selftest.agent_digest()
     with open(os.path.join(HERE, "kernels", "leaky-relu.cu")) as f:
         honest = submit(f.read(), "honest-leaky-relu")

@@ -105,6 +105,49 @@ class RoomTest(unittest.TestCase):
         started[0].kill()
         started[0].wait()
 
+    def test_before_the_timing_only_the_processes_kept_are_left_in_the_room(self):
+        """What the job's code left (a double fork out of its session, ignoring TERM) and a process of the agent's
+        it ran in end; a process kept, and what it started, stay; nothing outside the room is touched."""
+        if "namespaces" in WITHOUT:
+            self.skipTest("no PID namespace: the room cannot tell its processes from others")
+        workspace = self.job()
+        ran_code = subprocess.Popen([PYTHON, "-c", textwrap.dedent("""
+            import os, signal, time
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                    print(os.getpid(), flush=True)
+                    time.sleep(60)
+                os._exit(0)
+            time.sleep(60)
+        """)], cwd=workspace.work, stdout=subprocess.PIPE, text=True,
+            preexec_fn=agent.solution_preexec(workspace.room, workspace.work))
+        self.addCleanup(ran_code.wait)
+        kept = subprocess.Popen([PYTHON, "-c", "import subprocess, time\n"
+                                 "subprocess.Popen(['sleep', '60'])\ntime.sleep(60)\n"], cwd=workspace.work,
+                                preexec_fn=agent.solution_preexec(workspace.room, workspace.work))
+        self.addCleanup(kept.wait)
+        self.addCleanup(kept.kill)
+        outside = subprocess.Popen(["sleep", "60"])
+        self.addCleanup(outside.wait)
+        self.addCleanup(outside.kill)
+        ran_code.stdout.readline()  # the double fork is out
+        time.sleep(0.3)  # the kept one's child started
+        parents = room._parents()
+        children = lambda pid: [p for p, parent in parents.items() if parent == pid]
+        kept_tree = [kept.pid] + children(kept.pid) + [c for child in children(kept.pid) for c in children(child)]
+        ended = workspace.room.end_strays([kept.pid])
+        self.assertEqual(2, len(ended), "the process that ran the code and its double fork (whose parent ended)")
+        self.assertEqual(-9, ran_code.wait(timeout=5), "ran_code's room process KILLed: its outside parent saw it")
+        for pid in ended:
+            self.assertIn(room._state(pid), ("Z", None), pid)
+        self.assertTrue(all(room._state(pid) not in ("Z", None) for pid in kept_tree),
+                        [(pid, room._state(pid)) for pid in kept_tree])
+        self.assertEqual(3, len(kept_tree), "kept (outside the room), its process inside and the sleep it started")
+        self.assertIsNone(outside.poll(), "a process outside the room stays")
+        self.assertEqual([], workspace.room.end_strays([kept.pid]), "nothing left to end")
+
     def test_the_room_ends_when_its_agent_does(self):
         """An agent killed (a cancel, the worker's end) takes its room and every process in it along."""
         helper = textwrap.dedent('''
