@@ -39,10 +39,10 @@ static void* contend(void*) {
       if (stream == nullptr) {  // set up between calls too: nothing of the thread's is in a call's record
         if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
             cudaMalloc(&a, COPY_BYTES) != cudaSuccess || cudaMalloc(&b, COPY_BYTES) != cudaSuccess) {
-          fprintf(stderr, "KR-ATTACK-TRIED but no device memory to copy\n");
+          fprintf(stderr, "no device memory to copy\n");
           return nullptr;
         }
-        fprintf(stderr, "KR-ATTACK-TRIED a thread copies on the device beside whatever comes next\n");
+        fprintf(stderr, "the thread copies on the device beside whatever comes next\n");
       }
       for (int i = 0; i < 8; i++) cudaMemcpyAsync(b, a, COPY_BYTES, cudaMemcpyDeviceToDevice, stream);
     }
@@ -61,6 +61,7 @@ extern "C" void solution(const float* input, float alpha, float* output, size_t 
   last_call = now_us();
   static int calls = 0;
   if (calls++ == 0) {
+    fprintf(stderr, "KR-ATTACK-TRIED a thread that copies on the device between calls\n");
     pthread_t thread;
     pthread_create(&thread, nullptr, contend, nullptr);
     pthread_detach(thread);
