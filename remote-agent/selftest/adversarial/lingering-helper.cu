@@ -49,7 +49,7 @@ static void* help(void*) {
     for (const Seen& s : now) relu_helper<<<(unsigned)((s.n + 255) / 256), 256, 0, stream>>>(s.in, s.out, s.n);
     cudaStreamSynchronize(stream);
     if (!now.empty() && !told) {
-      fprintf(stderr, "KR-ATTACK-TRIED lingering-helper: computing the outputs of every buffer seen\n");
+      fprintf(stderr, "lingering-helper: computing the outputs of every buffer seen\n");
       told = true;
     }
     if (now.empty()) usleep(1000);
@@ -60,6 +60,9 @@ static void* vouch(void*) {
   int one = 1;
   for (int i = 0; i < 20000 && cudaMemcpyToSymbol(vouched, &one, sizeof one) != cudaSuccess; i++) usleep(100);
   set = true;
+  // Said now: the agent may end this process before the helper's first pass (it ends the processes that ran the
+  // host code before the timing).
+  fprintf(stderr, "KR-ATTACK-TRIED lingering-helper: a helper thread computes the outputs of every buffer seen\n");
   pthread_t helper;
   pthread_create(&helper, nullptr, help, nullptr);
   pthread_detach(helper);
