@@ -714,7 +714,7 @@ class Agent:
                               % gate.MOST_SECONDS)
             return False
         if turn.held():
-            gate.release()  # a flag the last holder of the turn left, killed mid-benchmark: the gate is the turn's
+            gate.clear()  # a flag the last holder of the turn left, killed mid-benchmark: the gate is the turn's
         if time.monotonic() - began > 0.01:
             self._mark("the device's turn came after %.3f s" % (time.monotonic() - began))
         return True
@@ -796,8 +796,8 @@ class Agent:
         self.out.emit("BENCHMARKING", total_tests=len(problem.cases))
         gate.hold()  # the next jobs' processes wait before touching the device
         try:
-            self.end_strays()
-            measured = self.measure(payload, problem, toolchain, work, report.records)
+            alone = self.end_strays()
+            measured = self.measure(payload, problem, toolchain, work, report.records, alone)
         finally:
             gate.release()
             self.judge.release()  # the verdict's processes, idle since their pass, end now: not beside the timing
@@ -829,23 +829,26 @@ class Agent:
         ahead (room.end_strays): the verdict's worker, which ran the submission's host code, and whatever that code
         left running. Another process's work on the device lengthens the replay's empty windows more than its
         samples, and took an honest 2.3 us figure to 1.1 us (docs/evidence/replay-h100/run44-*, neighbour-hog.cu);
-        the submission's code must not be able to do that to its own figures."""
+        the submission's code must not be able to do that to its own figures. Whether the replay would be timed
+        alone: where that is not known, it is not timed at all (the result does not rank)."""
         kept = []
         if self.prestarted is not None:
             kept = [p.pid for p in (self.prestarted.judge, self.prestarted.workers.get(REPLAY)) if p is not None]
         began = time.monotonic()
-        ended = self.room.end_strays(kept)
-        if ended:
-            self._mark("ended %d process(es) of the job's room before the timing, in %.3f s" % (
-                len(ended), time.monotonic() - began))
+        ended, alone = self.room.end_strays(kept)
+        if ended or not alone:
+            self._mark("ended %d process(es) of the job's room before the timing, in %.3f s%s" % (
+                len(ended), time.monotonic() - began, "" if alone else "; not known to be alone: not replayed"))
+        return alone
 
-    def measure(self, payload, problem, toolchain, work, records):
+    def measure(self, payload, problem, toolchain, work, records, alone=True):
         """Each test's figures and how they were made: (figures by test id, timing), or None once the submission is
         over. The recorded work replayed by a process that never ran the solution's host code (``replayed``: it
         ranks); where it cannot be, or its outputs are wrong, the solution's own process times its own calls
         (``own-process``: it never ranks). Either way every timed sample is on fresh inputs the judge wrote and
         checks."""
-        why = unreplayable(toolchain, records, problem)
+        why = unreplayable(toolchain, records, problem) or (
+            None if alone else "processes of the job's room could not all be ended before the timing")
         if why is None:
             # Half the time limit: a replay that hangs (a kernel waiting for its host code, say) leaves the rest to
             # the solution's own process.

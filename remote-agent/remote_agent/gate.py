@@ -55,14 +55,25 @@ def _touch(flag, stop):
 
 
 def release(flag=None):
-    """The benchmark is over (or never ran): the flag gone (``flag`` as for hold)."""
+    """The benchmark is over (or never ran): the flag gone, if this process holds it (``flag`` as for hold). A flag
+    another process holds is left: where a GPU holds two jobs, the one that ends (a compile error, say) while the
+    other is timed must not open the gate under it."""
     global _keeper
     flag = flag if flag is not None else path()
     if flag:
         with _keeper_lock:
-            if _keeper is not None and _keeper[0] == flag:
-                _keeper[1].set()
-                _keeper = None
+            if _keeper is None or _keeper[0] != flag:
+                return
+            _keeper[1].set()
+            _keeper = None
+        clear(flag)
+
+
+def clear(flag=None):
+    """A flag left behind (its agent killed mid-benchmark) gone, whoever made it: only where nothing can be timing
+    (the GPU's turn is this process's, or its worker runs one job a GPU and launches the next)."""
+    flag = flag if flag is not None else path()
+    if flag:
         try:
             os.unlink(flag)
         except OSError:

@@ -389,8 +389,8 @@ class Launcher:
                                "(%s): a job may have planted code there; the worker stops before running another"
                                % AGENT_ROOT)
         data = json.dumps(payload).encode("utf-8")
-        if turn.idle(turn.path(self.env)):  # else the turn's holder holds the gate: it is no flag left behind
-            gate.release(gate.path(self.env))  # one left by the last job's agent, killed mid-benchmark
+        if turn.path(self.env) is None:  # one job a GPU: none is timing now (with a turn, its taker clears one)
+            gate.clear(gate.path(self.env))  # one left by the last job's agent, killed mid-benchmark
         if self.job_command is not None:
             folder = tempfile.mkdtemp(prefix="kr-job-")
             path = os.path.join(folder, "payload.json")
@@ -424,7 +424,7 @@ class Launcher:
 
 
 class Slot:
-    """One GPU: one worker of the service, one job at a time."""
+    """One place of a GPU (gpu_worker --jobs-per-gpu): one worker of the service, one job at a time."""
 
     def __init__(self, service, gpu_type, host, device, launcher, stop):
         self.service = service
@@ -677,8 +677,8 @@ def main(argv):
     parser.add_argument("--jobs-per-gpu", type=int, choices=(1, 2), default=None,
                         help="jobs a GPU holds at once, each as a worker of the service: with 2, the next job compiles "
                         "while the last one is checked, timed and audited, and only one job's processes use the device "
-                        "at a time (turn.py). Default: 2 with the worker's own agents, 1 with --job-command (a command "
-                        "of another's takes no turn)")
+                        "at a time (turn.py). Default and most: 2 with the worker's own agents; 1 with --job-command "
+                        "(a command of another's takes no turn)")
     parser.add_argument("--job-command", help="run CMD --payload <file> for each job instead of the agent")
     parser.add_argument("--host", default=socket.gethostname(), help="this machine's name in the service's list")
     parser.add_argument("--identity", default=default_identity(),
@@ -688,6 +688,10 @@ def main(argv):
     parser.add_argument("--parent-pid", type=int, help="stop once this process, the service that started this "
                         "worker on its own host, is gone (killed outright, it revokes nothing and stops no one)")
     args = parser.parse_args(argv)
+    if args.jobs_per_gpu == 2 and args.job_command:
+        print("worker: --jobs-per-gpu 2 needs the worker's own agents: a --job-command takes no turn of the GPU "
+              "(turn.py), and two of its jobs would use the device at once", file=sys.stderr)
+        return 2
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if not token:
         print("worker: no token: set %s (POST /api/admin/tokens {\"role\": \"worker\"})" % TOKEN_VARIABLE,

@@ -39,7 +39,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from remote_agent import gate, landlock, sandbox, seccomp, verification
+from remote_agent import gate, landlock, sandbox, seccomp, turn, verification
 
 LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork (see seccomp.LIBC)
 
@@ -194,6 +194,7 @@ class Room:
         fds = [(os.open("/proc/%d/ns/%s" % (keeper.pid, name), os.O_RDONLY | os.O_CLOEXEC), kind)
                for name, kind in zip(names, kinds)]
         isolation = Isolation(**dict(base, namespaces=tuple(name for name, _, _ in NAMESPACES)))
+        turn.note(os.stat("/proc/%d/ns/pid_for_children" % keeper.pid))  # the GPU's next job waits for it to empty
         return cls(layout, isolation, keeper, fds, user_namespace)
 
     def _probed(self, reasons) -> "Room":
@@ -221,31 +222,40 @@ class Room:
         return self
 
     def close(self) -> None:
-        """Ends the room: the keeper, and with it every process in the room; the namespaces go with the last."""
+        """Ends the room: the keeper, and with it every process in the room; the namespaces go with the last.
+        Returns once none of its processes is left (5 s at most): each releases its device context as it ends, and
+        the GPU's next job (turn.py) is not to start beside that."""
         for fd, _ in self.ns_fds:
             os.close(fd)
         self.ns_fds = []
         if self.keeper is not None:
+            try:
+                inside = os.stat("/proc/%d/ns/pid_for_children" % self.keeper.pid)
+            except OSError:
+                inside = None
             verification._kill(self.keeper)
             self.keeper = None
+            if inside is not None:
+                wait_empty([(inside.st_dev, inside.st_ino)], 5.0)
 
-    def end_strays(self, kept=(), most=5.0) -> list[int]:
+    def end_strays(self, kept=(), most=5.0) -> "tuple[list[int], bool]":
         """Ends every process of the room but ``kept`` (processes the agent started into it, by the pids its Popen
         objects have) and what they started, and the room's first process (1 in its PID namespace, which reaps
-        its orphans): whatever the job's code left running (a double fork, the child of a
-        process that ended) or runs in (a process of the agent's it no longer needs). Each is KILLed until none is
-        left, and waited for until it is gone or a zombie (by then its device context is released: a context's
-        last work ends with it), ``most`` seconds at most. Returns their pids (in the host's numbering). A room
-        without a PID namespace of its own has no way to tell its processes from others: nothing is ended there
-        (and its results never rank)."""
+        its orphans): whatever the job's code left running (a double fork, the child of a process that ended) or
+        runs in (a process of the agent's it no longer needs). Each is stopped (SIGSTOP: a process that forks in a
+        loop is outrun no longer) until none of them runs, then KILLed, and waited for until it is a zombie or gone
+        (its device context released with its last work). Returns (their pids in the host's numbering, whether the
+        room is known to hold nothing else now): not where a process could not be told in or out of the room (no
+        right to its namespace), nor after ``most`` seconds. A room without a PID namespace of its own cannot tell
+        its processes from others: nothing is ended, and it is not known clean (its results never rank anyway)."""
         if not self.ns_fds or self.keeper is None:
-            return []
+            return [], False
         try:
             inside = os.stat("/proc/%d/ns/pid_for_children" % self.keeper.pid)
         except OSError:
-            return []
-        ended, began = [], time.monotonic()
-        while time.monotonic() - began < most:
+            return [], False
+        stopped, known, began, quiet = [], True, time.monotonic(), 0
+        while True:
             parents = _parents()
             children, ours, todo = {}, set(), list(kept)
             for pid, parent in parents.items():
@@ -255,20 +265,48 @@ class Room:
                 if pid not in ours:
                     ours.add(pid)
                     todo.extend(children.get(pid, []))
-            strays = [pid for pid in parents if pid not in ours and _in_namespace(pid, inside)
-                      and _state(pid) not in ("Z", None) and not _leads_namespace(pid)]
-            if not strays:
+            running, known, leaders = [], True, []
+            for pid in parents:
+                if pid in ours:
+                    continue
+                member = _in_namespace(pid, inside, self.isolation.uid)
+                state = _state(pid)
+                if member is None:
+                    known = False
+                elif member and _leads_namespace(pid):
+                    leaders.append(pid)
+                elif member and state not in ("Z", None):
+                    if pid not in stopped:
+                        stopped.append(pid)  # stopped by now, or by itself: its queued device work still runs
+                    if state not in ("T", "t"):
+                        running.append(pid)
+            # An orphan is the room's first process's child: those are walked at once, each stopped as it is
+            # found (one that forks and ends every few ms is gone before a look through all of /proc reaches it).
+            todo = [child for leader in leaders for child in _children(leader)]
+            while todo:
+                pid = todo.pop()
+                state = _state(pid)
+                if pid in ours or state is None:
+                    continue
+                todo.extend(_children(pid))  # an ending one's too: they are the first process's a moment later
+                if state == "Z":
+                    continue
+                if state not in ("T", "t"):
+                    _signal(pid, signal.SIGSTOP)
+                    running.append(pid)
+                if pid not in stopped:
+                    stopped.append(pid)
+            quiet = quiet + 1 if not running else 0
+            if quiet == 2 or time.monotonic() - began > most:  # twice nothing running: no fork was under way
                 break
-            for pid in strays:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-            ended.extend(p for p in strays if p not in ended)
+            for pid in running:
+                _signal(pid, signal.SIGSTOP)
+        for pid in stopped:
+            _signal(pid, signal.SIGKILL)
+        while any(_state(pid) not in ("Z", None) for pid in stopped) and time.monotonic() - began < most:
             time.sleep(0.005)
-        while any(_state(pid) not in ("Z", None) for pid in ended) and time.monotonic() - began < most:
-            time.sleep(0.005)
-        return ended
+        gone = all(_state(pid) in ("Z", None) for pid in stopped)
+        return stopped, known and quiet == 2 and gone
 
     # ---- starting a process into it
 
@@ -312,6 +350,29 @@ class Room:
         return enter
 
 
+def wait_empty(namespaces, most) -> bool:
+    """Waits until no live process (a zombie is none) is in any of the PID namespaces ``namespaces`` ((dev, inode)
+    pairs), ``most`` seconds at most; whether they emptied."""
+    wanted = set(namespaces)
+    began = time.monotonic()
+    while True:
+        left = False
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    found = os.stat("/proc/%s/ns/pid" % name)
+                except OSError:
+                    continue
+                if (found.st_dev, found.st_ino) in wanted and _state(int(name)) not in ("Z", None):
+                    left = True
+                    break
+        if not left:
+            return True
+        if time.monotonic() - began > most:
+            return False
+        time.sleep(0.005)
+
+
 def _parents() -> dict[int, int]:
     """Every live process's parent, from /proc."""
     parents = {}
@@ -347,13 +408,50 @@ def _leads_namespace(pid) -> bool:
     return False
 
 
-def _in_namespace(pid, namespace) -> bool:
-    """Whether ``pid`` is in the PID namespace whose /proc/*/ns file stat is ``namespace``."""
+def _in_namespace(pid, namespace, uid=None) -> "bool | None":
+    """Whether ``pid`` is in the PID namespace whose /proc/*/ns file stat is ``namespace``; None where this process
+    may not know (no right to trace it: a root without CAP_SYS_PTRACE, say) and it runs as ``uid`` (the room's
+    processes' user; given, a process of another user is not the room's)."""
     try:
         found = os.stat("/proc/%d/ns/pid" % pid)
+    except PermissionError:
+        if uid is not None and _uid(pid) != uid:
+            return False
+        return None if _state(pid) is not None else False
     except OSError:
         return False
     return (found.st_dev, found.st_ino) == (namespace.st_dev, namespace.st_ino)
+
+
+def _children(pid) -> list[int]:
+    """A process's children, from the kernel's list of each of its threads' (/proc/PID/task/TID/children)."""
+    found = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                found.extend(int(child) for child in f.read().split())
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def _uid(pid) -> "int | None":
+    """A process's real user id (from /proc: readable by anyone), None once it is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _signal(pid, sig) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _replace(isolation: Isolation, **changes) -> Isolation:

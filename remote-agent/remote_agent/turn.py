@@ -12,7 +12,9 @@ The turn is an exclusive ``flock`` on a file the worker names per GPU (``KR_DEVI
 job's room has (its /tmp is its own; room.layout_for binds only the timing gate's folder). The kernel gives the lock
 back when its holder's descriptor closes, the holder killed included, so a job killed mid-way holds up nothing. The
 descriptor is never inherited past an exec (close-on-exec), and the agent takes the turn after its processes were
-forked (agent.Prestarted). Without the variable (a cold agent, one job per GPU) there is no turn and nothing waits.
+forked (agent.Prestarted). The holder writes its rooms' PID namespaces into the file (``note``), and a taker first
+waits until no process is left in the last holder's: the lock is given back when its holder dies, its rooms' processes
+a moment later. Without the variable (a cold agent, one job per GPU) there is no turn and nothing waits.
 """
 import fcntl
 import os
@@ -20,7 +22,9 @@ import time
 
 VARIABLE = "KR_DEVICE_TURN"
 POLL_SECONDS = 0.005
+ROOMS_GONE_SECONDS = 10.0  # the most a taker waits for the last holder's rooms to be empty
 _held = None  # the descriptor of the turn this process holds
+_rooms = []  # the PID namespaces of this process's rooms, "dev:inode" (note), written into the turn while held
 
 
 def path(env=None):
@@ -40,12 +44,43 @@ def take(wait=True, most=900.0, poll=POLL_SECONDS, flag=None):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             _held = fd
+            _last_rooms_gone(fd)
+            _write_rooms()
             return True
         except BlockingIOError:
             if not wait or time.monotonic() - began >= most:
                 os.close(fd)
                 return False
             time.sleep(poll)
+
+
+def note(namespace):
+    """A room this process opened (its PID namespace, an os.stat of its /proc ns file): written into the turn while
+    this process holds it, so that the next taker waits until none of its processes is left, however this one ends
+    (a cancel KILLs the agent with its room, whose processes end a moment later)."""
+    _rooms.append("%d:%d" % (namespace.st_dev, namespace.st_ino))
+    if _held is not None:
+        _write_rooms()
+
+
+def _write_rooms():
+    os.ftruncate(_held, 0)
+    os.pwrite(_held, "\n".join(_rooms).encode(), 0)
+
+
+def _last_rooms_gone(fd):
+    """Waits (ROOMS_GONE_SECONDS at most) until no process is left in the rooms the turn's last holder wrote."""
+    from remote_agent import room  # here: room.py is the agent's, this module the worker's too
+    text = os.pread(fd, 1 << 16, 0).decode("ascii", "replace")
+    namespaces = []
+    for line in text.split():
+        try:
+            dev, ino = (int(part) for part in line.split(":"))
+            namespaces.append((dev, ino))
+        except ValueError:
+            continue
+    if namespaces:
+        room.wait_empty(namespaces, ROOMS_GONE_SECONDS)
 
 
 def held():
@@ -59,17 +94,3 @@ def release():
     if fd is not None:
         os.close(fd)
 
-
-def idle(flag):
-    """Whether no job holds the turn ``flag`` now (the worker asks before it clears a timing gate's flag that a
-    killed agent may have left: the turn's holder is the only job that holds the gate)."""
-    if not flag:
-        return True
-    fd = os.open(flag, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True  # unlocked as the descriptor closes
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)

@@ -737,11 +737,15 @@ class DeviceTurnTest(unittest.TestCase):
         self.assertFalse(agent_module.turn.held())
 
     def test_a_job_waits_for_its_turn_and_keeps_it(self):
+        left = self.flag + "-gate"
+        open(left, "w").close()  # the last holder's agent, killed mid-benchmark, left its gate's flag
         threading.Timer(0.3, fcntl.flock, args=(self.fd, fcntl.LOCK_UN)).start()
         began = time.monotonic()
-        self.assertTrue(self.agent.device_turn())
+        with mock.patch.dict(os.environ, {agent_module.gate.VARIABLE: left}):
+            self.assertTrue(self.agent.device_turn())
         self.assertGreater(time.monotonic() - began, 0.25)
         self.assertTrue(agent_module.turn.held())
+        self.assertFalse(os.path.exists(left), "the turn's taker clears a flag left behind")
 
     def test_a_turn_that_never_comes_is_the_jobs_error(self):
         with mock.patch.object(agent_module.gate, "MOST_SECONDS", 0.2):

@@ -21,6 +21,13 @@ class GateTest(unittest.TestCase):
         self.assertLess(gate.wait_released(""), 0.05)
         self.assertLess(gate.wait_released(self.flag), 0.05, "a gate nobody holds")
 
+    def test_a_process_releases_only_the_gate_it_holds_and_a_flag_left_behind_is_cleared(self):
+        open(self.flag, "w").close()  # another job's agent holds it: it is timing
+        gate.release(self.flag)
+        self.assertTrue(os.path.exists(self.flag), "a job that ends (a compile error) leaves the other's gate")
+        gate.clear(self.flag)
+        self.assertFalse(os.path.exists(self.flag), "a flag left behind goes at the turn's taking")
+
     def test_a_held_gate_is_waited_for_until_its_benchmark_ends(self):
         gate.hold(self.flag)
         threading.Timer(0.4, gate.release, args=(self.flag,)).start()

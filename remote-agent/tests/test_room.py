@@ -135,9 +135,13 @@ class RoomTest(unittest.TestCase):
         ran_code.stdout.readline()  # the double fork is out
         time.sleep(0.3)  # the kept one's child started
         parents = room._parents()
-        children = lambda pid: [p for p, parent in parents.items() if parent == pid]
+
+        def children(pid):
+            return [p for p, parent in parents.items() if parent == pid]
+
         kept_tree = [kept.pid] + children(kept.pid) + [c for child in children(kept.pid) for c in children(child)]
-        ended = workspace.room.end_strays([kept.pid])
+        ended, alone = workspace.room.end_strays([kept.pid])
+        self.assertTrue(alone)
         self.assertEqual(2, len(ended), "the process that ran the code and its double fork (whose parent ended)")
         self.assertEqual(-9, ran_code.wait(timeout=5), "ran_code's room process KILLed: its outside parent saw it")
         for pid in ended:
@@ -146,7 +150,56 @@ class RoomTest(unittest.TestCase):
                         [(pid, room._state(pid)) for pid in kept_tree])
         self.assertEqual(3, len(kept_tree), "kept (outside the room), its process inside and the sleep it started")
         self.assertIsNone(outside.poll(), "a process outside the room stays")
-        self.assertEqual([], workspace.room.end_strays([kept.pid]), "nothing left to end")
+        self.assertEqual(([], True), workspace.room.end_strays([kept.pid]), "nothing left to end")
+
+    def test_processes_that_fork_in_a_loop_or_stop_themselves_are_ended_too(self):
+        """A process whose pid keeps changing (it forks and ends, over and over) is outrun by a kill that comes after
+        a look at /proc; one that stopped itself still has its device work queued."""
+        if "namespaces" in WITHOUT:
+            self.skipTest("no PID namespace: the room cannot tell its processes from others")
+        workspace = self.job()
+        code = textwrap.dedent("""
+            import os, signal, sys, time
+            if os.fork() == 0:
+                os.kill(os.getpid(), signal.SIGSTOP)  # stopped, by itself
+                os._exit(0)
+            print("started", flush=True)
+            while True:  # a new pid every 2 ms, faster than a look through /proc
+                time.sleep(0.002)
+                try:
+                    if os.fork() != 0:
+                        os._exit(0)
+                except OSError:  # the room's limit of processes, until its first process reaps the last ones
+                    pass
+        """)
+        runner = subprocess.Popen([PYTHON, "-c", code], cwd=workspace.work, stdout=subprocess.PIPE, text=True,
+                                  preexec_fn=agent.solution_preexec(workspace.room, workspace.work))
+        self.addCleanup(runner.wait)
+        self.assertEqual("started", runner.stdout.readline().strip())
+        time.sleep(0.05)  # its forks under way (the room's limit on processes ends such a loop within 0.3 s or so)
+        ended, alone = workspace.room.end_strays([])
+        self.assertTrue(alone, ended)
+        self.assertGreaterEqual(len(ended), 2, "the forker and the stopped one")
+        inside = os.stat("/proc/%d/ns/pid_for_children" % workspace.room.keeper.pid)
+        self.assertTrue(room.wait_empty([], 0.1))
+        left = [pid for pid in room._parents() if room._in_namespace(pid, inside)
+                and room._state(pid) not in ("Z", None) and not room._leads_namespace(pid)]
+        self.assertEqual([], left, "nothing of the job's left running or stopped")
+
+    def test_a_closed_room_has_no_process_left(self):
+        """The GPU's next job takes its turn once its holder's room closed: every process in it has ended."""
+        if "namespaces" in WITHOUT:
+            self.skipTest("no PID namespace")
+        workspace = self.job()
+        child = subprocess.Popen([PYTHON, "-c", "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)"
+                                  "\nprint('started', flush=True)\ntime.sleep(60)\n"], cwd=workspace.work,
+                                 stdout=subprocess.PIPE, text=True,
+                                 preexec_fn=agent.solution_preexec(workspace.room, workspace.work))
+        self.addCleanup(child.wait)
+        self.assertEqual("started", child.stdout.readline().strip())
+        inside = os.stat("/proc/%d/ns/pid_for_children" % workspace.room.keeper.pid)
+        workspace.room.close()
+        self.assertTrue(room.wait_empty([(inside.st_dev, inside.st_ino)], 0.0), "empty as close returned")
 
     def test_the_room_ends_when_its_agent_does(self):
         """An agent killed (a cancel, the worker's end) takes its room and every process in it along."""

@@ -588,11 +588,16 @@ public final class WorkerHubVerticle extends VerticleBase {
     }
 
     /** A worker process of this machine's GPU connected for the first time as {@code workerId}. */
+    /**
+     * A worker of this machine connected for the first time. Another worker process's id means the last one ended;
+     * the places of one process ({@code host:gpu:run}, {@code host:gpu:run@2}: a GPU holding two jobs) are one.
+     */
     void started(String workerId, long now) {
-      if (lastWorkerId != null && !lastWorkerId.equals(workerId)) {
+      String process = workerId.replaceFirst("@\\d+$", "");
+      if (lastWorkerId != null && !lastWorkerId.equals(process)) {
         restartedAt = now;
       }
-      lastWorkerId = workerId;
+      lastWorkerId = process;
     }
 
     /** It lost a job; true when that puts it in quarantine. */

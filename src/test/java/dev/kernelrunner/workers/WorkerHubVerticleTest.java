@@ -205,13 +205,17 @@ class WorkerHubVerticleTest {
 
   /** Opens a job stream as the HTTP edge does: the push consumer first, then the connect. */
   private Stream connect(String workerId, String gpuType, String holding) throws Exception {
+    return connect(workerId, gpuType, holding, "host-" + workerId);
+  }
+
+  private Stream connect(String workerId, String gpuType, String holding, String host) throws Exception {
     String connectionId = UUID.randomUUID().toString();
     List<WorkerProtocol.Push> pushes = new CopyOnWriteArrayList<>();
     MessageConsumer<WorkerProtocol.Push> consumer = vertx.eventBus().consumer(
         WorkerProtocol.pushAddress(connectionId), message -> pushes.add(message.body()));
     get(consumer.completion());
     JsonObject hello = ask(Addresses.WORKERS_CONNECT, new WorkerProtocol.Connect(connectionId, TOKEN, workerId,
-        gpuType, "host-" + workerId, "device-0", holding));
+        gpuType, host, "device-0", holding));
     return new Stream(connectionId, pushes, hello);
   }
 
@@ -296,6 +300,19 @@ class WorkerHubVerticleTest {
     disconnect(a); // a stream closed twice (or never known) changes nothing
     settle(100);
     assertEquals(4, capacities.size(), "no capacity message for an unknown stream: " + capacities);
+  }
+
+  @Test
+  void theTwoPlacesOfOneWorkerProcessAreNoRestartAnotherProcessIs() throws Exception {
+    connect("gpu-host:0:run1", "H100", null, "gpu-host");
+    connect("gpu-host:0:run1@2", "H100", null, "gpu-host");
+    assertEquals(List.of(false, false), listed().stream().map(JsonObject.class::cast)
+        .map(w -> w.getJsonObject("health").getBoolean("restarted_recently")).toList(),
+        "a GPU holding two jobs: one worker process, two places: " + listed());
+    connect("gpu-host:0:run2", "H100", null, "gpu-host");
+    assertTrue(listed().stream().map(JsonObject.class::cast)
+        .allMatch(w -> w.getJsonObject("health").getBoolean("restarted_recently")),
+        "a new run id on the machine: its worker process started again: " + listed());
   }
 
   @Test
