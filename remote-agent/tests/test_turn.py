@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 import unittest
+from unittest import mock
 
 from remote_agent import turn
 
@@ -79,6 +80,23 @@ class TurnTest(unittest.TestCase):
         self.addCleanup(child.kill)
         turn.release()
         self.assertTrue(free(self.flag), "its child holds no copy of the lock")
+
+    def test_the_next_taker_waits_until_the_last_holders_rooms_are_empty(self):
+        # The holder noted a room whose processes are all alive (here: this machine's own PID namespace, never empty):
+        # a cancel KILLs an agent and its room's processes at once, and the lock goes with the agent.
+        code = ("import os, sys\nfrom remote_agent import turn\nturn.note(os.stat('/proc/self/ns/pid'))\n"
+                "assert turn.take(flag=sys.argv[1])\n")
+        subprocess.run([sys.executable, "-c", code, self.flag], check=True, env=dict(os.environ, PYTHONPATH=AGENT_ROOT))
+        began = time.monotonic()
+        with mock.patch.object(turn, "ROOMS_GONE_SECONDS", 0.4):
+            self.assertTrue(turn.take(most=5, flag=self.flag))
+        self.assertGreaterEqual(time.monotonic() - began, 0.4, "its room's processes were waited for")
+        turn.release()
+        with open(self.flag, "w") as f:
+            f.write("1:2")  # a room whose namespace no process is in
+        began = time.monotonic()
+        self.assertTrue(turn.take(most=5, flag=self.flag))
+        self.assertLess(time.monotonic() - began, 0.3, "an empty room is not waited for")
 
     def test_any_other_descriptor_of_the_file_is_another_holder(self):
         fd = os.open(self.flag, os.O_RDWR | os.O_CREAT)
