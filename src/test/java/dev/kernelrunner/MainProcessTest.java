@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.support.FakeDstack;
 import dev.kernelrunner.support.Ports;
+import dev.kernelrunner.support.TempDirs;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -34,7 +35,7 @@ class MainProcessTest {
 
   @Test
   void startsOnEmbeddedDefaultsAndStopsCleanly() throws Exception {
-    Path dataDir = Files.createTempDirectory("kr-main");
+    Path dataDir = TempDirs.directory("kr-main");
     int port = Ports.free();
     String firstToken = runOnce(dataDir, port, true);
     assertNotNull(firstToken, "the first start prints an admin token");
@@ -45,7 +46,7 @@ class MainProcessTest {
   @Test
   void createFleetMakesTheFleetOnceOrOnlyWritesItInADryRun() throws Exception {
     try (FakeDstack fake = FakeDstack.start(new JsonObject())) {
-      Path dataDir = Files.createTempDirectory("kr-fleet");
+      Path dataDir = TempDirs.directory("kr-fleet");
       Run dry = createFleet(fake, dataDir, "true");
       assertEquals(0, dry.exitCode(), dry.output());
       assertTrue(dry.output().contains("\"dry_run\" : true"), dry.output());
@@ -65,7 +66,7 @@ class MainProcessTest {
 
   @Test
   void jsonLogsHaveOneLinePerStateChangeWithTheSubmissionId() throws Exception {
-    Path dataDir = Files.createTempDirectory("kr-json");
+    Path dataDir = TempDirs.directory("kr-json");
     int port = Ports.free();
     Path stdout = dataDir.resolve("stdout.log");
     Path stderr = dataDir.resolve("stderr.log");
@@ -105,7 +106,7 @@ class MainProcessTest {
   /** A second start on the same DATA_DIR says who holds it and leaves the first one's work alone. */
   @Test
   void aSecondInstanceOnTheSameDataDirExitsWithoutTouchingTheFirst() throws Exception {
-    Path dataDir = Files.createTempDirectory("kr-twice");
+    Path dataDir = TempDirs.directory("kr-twice");
     int port = Ports.free();
     Process first = startMain(dataDir, port, java.util.Map.of("ADMIN_TOKEN", "twice-admin"));
     try {
@@ -119,7 +120,7 @@ class MainProcessTest {
           URI.create("http://127.0.0.1:" + port + "/health/ready")).build(), HttpResponse.BodyHandlers.ofString());
       assertEquals(200, ready.statusCode(), "the first instance and its database are untouched: " + ready.body());
 
-      Run busy = runMain(Files.createTempDirectory("kr-busy"), port, java.util.Map.of());
+      Run busy = runMain(TempDirs.directory("kr-busy"), port, java.util.Map.of());
       assertEquals(1, busy.exitCode(), busy.output());
       assertTrue(busy.output().contains("cannot listen on 127.0.0.1:" + port), busy.output());
       assertFalse(busy.output().contains("\tat "), "one line, no stack trace: " + busy.output());
@@ -137,7 +138,7 @@ class MainProcessTest {
    */
   @Test
   void theAgentSeesNoSecretOfTheService() throws Exception {
-    Path dataDir = Files.createTempDirectory("kr-snoop");
+    Path dataDir = TempDirs.directory("kr-snoop");
     int port = Ports.free();
     boolean root = "root".equals(System.getProperty("user.name"));
     Process service = startMain(dataDir, port, java.util.Map.of("ADMIN_TOKEN", "secret-admin-token",
@@ -194,7 +195,7 @@ class MainProcessTest {
    */
   @Test
   void aServiceKilledWhileAVerdictIsPendingFinishesTheSubmissionOnItsNextStart() throws Exception {
-    Path dataDir = Files.createTempDirectory("kr-kill");
+    Path dataDir = TempDirs.directory("kr-kill");
     int port = Ports.free();
     java.util.Map<String, String> env = java.util.Map.of("ADMIN_TOKEN", "kill-admin");
     String id;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.support.TempDirs;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -164,7 +165,7 @@ class ConfigLoaderTest {
 
   @Test
   void theDstackServerComesFromTheEnvironmentOrDstacksOwnConfigFile() throws Exception {
-    Path home = java.nio.file.Files.createTempDirectory("home");
+    Path home = TempDirs.directory("home");
     AppConfig none = ConfigLoader.load(Map.of("HOME", home.toString()));
     assertFalse(none.dstack().configured());
     AppConfig env = ConfigLoader.load(Map.of("HOME", home.toString(), "DSTACK_SERVER_URL", "https://d.example/",

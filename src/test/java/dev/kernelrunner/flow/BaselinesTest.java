@@ -3,6 +3,7 @@ package dev.kernelrunner.flow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.support.TempDirs;
 import dev.kernelrunner.support.TestService;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -59,7 +60,7 @@ class BaselinesTest {
 
   @Test
   void baselinesAreStoredVersionedAndGiveEachResultItsSpeedups(Vertx vertx) throws Exception {
-    Path dir = Files.createTempDirectory("baselines");
+    Path dir = TempDirs.directory("baselines");
     Files.writeString(dir.resolve("a-local.json"), file("2026-11-01T00:00:00Z", 1.0).encode());
     Map<String, String> env = Map.of("BASELINES_DIR", dir.toString());
     TestService service = TestService.start(vertx, env);
@@ -119,7 +120,7 @@ class BaselinesTest {
 
   @Test
   void anAdminMeasuresThemAnewThroughTheQueueAsJobsOfNoUsersQuota(Vertx vertx) throws Exception {
-    Path dir = Files.createTempDirectory("baselines");
+    Path dir = TempDirs.directory("baselines");
     Files.writeString(dir.resolve("a-local.json"), file("2026-11-01T00:00:00Z", 1.0).encode());
     // One unfinished submission a user: three baseline jobs at once are no user's.
     Map<String, String> env = Map.of("BASELINES_DIR", dir.toString(), "MAX_ACTIVE_PER_USER", "1");

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kernelrunner.support.FakeDstack;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
+import dev.kernelrunner.support.TempDirs;
 import dev.kernelrunner.support.TestService;
 import dev.kernelrunner.support.TestService.Response;
 import io.vertx.core.Vertx;
@@ -506,7 +507,7 @@ class DstackFlowTest {
 
   @Test
   void withoutDstackConfiguredMi300xSubmissionsAreRefusedWithTheReasonAndLocalOnesRun(Vertx vertx) throws Exception {
-    Path home = Files.createTempDirectory("no-dstack-home");
+    Path home = TempDirs.directory("no-dstack-home");
     try (TestService service = TestService.start(vertx, Map.of("HOME", home.toString()))) {
       Response refused = service.post("/api/submissions", service.userToken("ada"), mi300x("// agent: ok").encode());
       assertEquals(503, refused.status(), "offered nowhere, taken by nothing: " + refused.body());
@@ -522,7 +523,7 @@ class DstackFlowTest {
   @Test
   void theDefaultProjectOfDstacksOwnConfigFileIsUsed(Vertx vertx) throws Exception {
     try (FakeDstack fake = FakeDstack.start(new JsonObject())) {
-      Path home = Files.createTempDirectory("dstack-home");
+      Path home = TempDirs.directory("dstack-home");
       Files.createDirectories(home.resolve(".dstack"));
       // As dstack's ConfigManager.save writes it (core/services/configs/__init__.py:27-31: yaml.dump).
       Files.writeString(home.resolve(".dstack").resolve("config.yml"), "projects:\n- default: false\n  name: other\n"

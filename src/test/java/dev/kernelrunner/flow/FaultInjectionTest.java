@@ -10,12 +10,12 @@ import dev.kernelrunner.support.Processes;
 import dev.kernelrunner.support.PullWorkers;
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
+import dev.kernelrunner.support.TempDirs;
 import dev.kernelrunner.support.TestService;
 import dev.kernelrunner.support.TestService.Response;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +38,7 @@ class FaultInjectionTest {
 
   @BeforeAll
   static void startCluster() throws Exception {
-    cluster = EmbeddedPostgres.start(Files.createTempDirectory("kr-faults"));
+    cluster = EmbeddedPostgres.start(TempDirs.directory("kr-faults"));
   }
 
   @AfterAll
@@ -48,7 +48,7 @@ class FaultInjectionTest {
 
   private static TestService start(Vertx vertx, Map<String, String> overrides) throws Exception {
     return TestService.start(vertx, overrides, cluster.createDatabase("f_" + System.nanoTime()),
-        Files.createTempDirectory("kr-faults-data"));
+        TempDirs.directory("kr-faults-data"));
   }
 
   @Test
@@ -124,7 +124,7 @@ class FaultInjectionTest {
   @Test
   void aRestartWhileAVerdictIsPendingRecordsItNeverCheckedAndTheStreamEnds(Vertx vertx) throws Exception {
     String database = cluster.createDatabase("f_" + System.nanoTime());
-    Path dataDir = Files.createTempDirectory("kr-faults-data");
+    Path dataDir = TempDirs.directory("kr-faults-data");
     String id;
     String token;
     try (TestService service = TestService.start(vertx, Map.of(), database, dataDir)) {
@@ -227,7 +227,7 @@ class FaultInjectionTest {
   @Test
   void aCancelAfterAnOutageStopsTheRunAndStaysCancelledAcrossARestart(Vertx vertx) throws Exception {
     String database = cluster.createDatabase("f_" + System.nanoTime());
-    Path dataDir = Files.createTempDirectory("kr-faults-data");
+    Path dataDir = TempDirs.directory("kr-faults-data");
     String id;
     String token;
     long agentPid;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.support.Processes;
+import dev.kernelrunner.support.TempDirs;
 import dev.kernelrunner.support.TestAgents;
 import dev.kernelrunner.support.TestService;
 import io.vertx.core.Vertx;
@@ -112,7 +113,7 @@ class LocalWorkersTest {
   @Test
   void aLocalJobCutShortByARestartIsRequeuedAtOnce(Vertx vertx) throws Exception {
     String databaseUrl = dev.kernelrunner.support.TestDatabase.freshDatabase();
-    Path dataDir = Files.createTempDirectory("kr-local-restart");
+    Path dataDir = TempDirs.directory("kr-local-restart");
     Map<String, String> env = Map.of("WORKER_LOST_SECONDS", "300", "AGENT_ENV",
         "PYTHONPATH=" + TestAgents.path("remote-agent"));
     TestService first = TestService.start(vertx, env, databaseUrl, dataDir);

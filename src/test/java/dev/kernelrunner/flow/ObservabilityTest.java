@@ -8,6 +8,7 @@ import dev.kernelrunner.Metrics;
 import dev.kernelrunner.support.FakeDstack;
 import dev.kernelrunner.support.Ports;
 import dev.kernelrunner.support.SseClient;
+import dev.kernelrunner.support.TempDirs;
 import dev.kernelrunner.support.TestService;
 import dev.kernelrunner.support.TestService.Response;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -167,7 +168,7 @@ class ObservabilityTest {
 
   @Test
   void aRealPrometheusScrapesTheServiceAndAnswersForDomainMetrics() throws Exception {
-    Path dir = Files.createTempDirectory("prometheus");
+    Path dir = TempDirs.directory("prometheus");
     int port = Ports.free();
     Files.writeString(dir.resolve("prometheus.yml"), """
         global:

@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.support.SseClient;
 import dev.kernelrunner.support.SseClient.Frame;
+import dev.kernelrunner.support.TempDirs;
 import dev.kernelrunner.support.TestDatabase;
 import dev.kernelrunner.support.TestService;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
@@ -33,7 +33,7 @@ class RestartReconciliationTest {
   @Test
   void restartRequeuesOnceKillsLeftoversAndFinishesEverything(Vertx vertx) throws Exception {
     String databaseUrl = TestDatabase.freshDatabase();
-    Path dataDir = Files.createTempDirectory("kr-restart");
+    Path dataDir = TempDirs.directory("kr-restart");
     // The child-process backend (LOCAL_WORKERS=false): a leftover agent is a pid the last run stored.
     Map<String, String> oneSlot = Map.of("LOCAL_MAX_CONCURRENT", "1", "LOCAL_WORKERS", "false");
 

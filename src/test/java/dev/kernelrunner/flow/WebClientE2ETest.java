@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kernelrunner.support.FakeDstack;
 import dev.kernelrunner.support.Ports;
+import dev.kernelrunner.support.TempDirs;
 import dev.kernelrunner.support.TestService;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -72,7 +73,7 @@ class WebClientE2ETest {
           .put("max", 0.5).put("samples", 100));
       compiled.put(name, eager.getJsonObject(name).copy().put("median", 0.25));
     }
-    Path dir = Files.createTempDirectory("baselines");
+    Path dir = TempDirs.directory("baselines");
     try (var shipped = Files.list(Path.of("conf/baselines"))) {
       for (Path file : shipped.filter(f -> f.toString().endsWith(".json")).toList()) {
         Files.copy(file, dir.resolve(file.getFileName()));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kernelrunner.support.TempDirs;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
@@ -77,7 +78,7 @@ class ProblemCatalogTest {
         : Files.isExecutable(Path.of("/usr/local/bin/nvcc")) ? "/usr/local/bin/nvcc" : null;
     Assumptions.assumeTrue(command != null, "nvcc is not installed");
     ProblemCatalog catalog = ProblemCatalog.load(Path.of("remote-agent/problems"));
-    Path work = Files.createTempDirectory("starters");
+    Path work = TempDirs.directory("starters");
     String include = Path.of("remote-agent/remote_agent/include").toAbsolutePath().toString();
     // One translation unit per language, each starter in a namespace of its own (its includes first): a hundred
     // nvcc runs took minutes of CI. Where it fails, each starter is built alone to name the ones that do not build.

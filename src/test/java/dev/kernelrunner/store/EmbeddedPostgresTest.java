@@ -3,7 +3,7 @@ package dev.kernelrunner.store;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Files;
+import dev.kernelrunner.support.TempDirs;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
@@ -11,7 +11,7 @@ class EmbeddedPostgresTest {
 
   @Test
   void missingServerBinariesNameThePackageToInstall() throws Exception {
-    Path empty = Files.createTempDirectory("no-postgres");
+    Path empty = TempDirs.directory("no-postgres");
     IllegalStateException error = assertThrows(IllegalStateException.class,
         () -> EmbeddedPostgres.start(empty.resolve("data"), null, empty));
     assertTrue(error.getMessage().contains("apt-get install -y postgresql"), error.getMessage());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kernelrunner.support.TempDirs;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -34,7 +35,7 @@ class AgentSandboxTest {
 
   @Test
   void aFolderIsReachableByOthersOnlyIfEveryFolderAboveLetsThemPass() throws Exception {
-    Path open = Files.createTempDirectory("open");
+    Path open = TempDirs.directory("open");
     Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxr-xr-x"));
     Path inner = Files.createDirectories(open.resolve("bin"));
     Files.setPosixFilePermissions(inner, PosixFilePermissions.fromString("rwxr-xr-x"));

@@ -12,6 +12,7 @@ import dev.kernelrunner.config.AppConfig;
 import dev.kernelrunner.config.ConfigLoader;
 import dev.kernelrunner.model.Queues;
 import dev.kernelrunner.support.Processes;
+import dev.kernelrunner.support.TempDirs;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -90,9 +91,9 @@ class LocalWorkersVerticleTest {
       failQueued.add(message.body());
       message.reply(2);
     });
-    dataDir = Files.createTempDirectory("kr-local-workers-data");
+    dataDir = TempDirs.directory("kr-local-workers-data");
     // The worker runs here, as the agent user when the test runs as root: it must be able to enter and read it.
-    workdir = Files.createTempDirectory("kr-local-workers-work");
+    workdir = TempDirs.directory("kr-local-workers-work");
     Files.setPosixFilePermissions(workdir, PosixFilePermissions.fromString("rwxr-xr-x"));
     script = workdir.resolve("fake-worker.sh");
     try (InputStream in = getClass().getResourceAsStream("/local-workers/fake-worker.sh")) {

@@ -13,13 +13,13 @@ import dev.kernelrunner.bus.LocalCodec;
 import dev.kernelrunner.config.ConfigLoader;
 import dev.kernelrunner.model.EventType;
 import dev.kernelrunner.model.Progress;
+import dev.kernelrunner.support.TempDirs;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -106,7 +106,7 @@ class ProcessSupervisorVerticleTest {
       message.reply(new JsonObject());
     });
     vertx.eventBus().<JsonObject>consumer(Addresses.REGISTRY_UNREGISTER, message -> message.reply(new JsonObject()));
-    var config = ConfigLoader.load(Map.of("DATA_DIR", Files.createTempDirectory("kr-supervisor").toString(),
+    var config = ConfigLoader.load(Map.of("DATA_DIR", TempDirs.directory("kr-supervisor").toString(),
         "SUBMISSION_TIMEOUT_SECONDS", "2"));
     vertx.deployVerticle(new ProcessSupervisorVerticle(config, Map.of("driven", backend)))
         .toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);

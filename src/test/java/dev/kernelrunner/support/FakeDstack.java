@@ -41,7 +41,7 @@ public final class FakeDstack implements AutoCloseable {
   }
 
   public static FakeDstack start(JsonObject knobs) throws IOException {
-    Path home = Files.createTempDirectory("fake-dstack");
+    Path home = TempDirs.directory("fake-dstack");
     Files.writeString(home.resolve("config.json"), knobs.encode());
     Files.createDirectories(home.resolve("echo"));
     ProcessBuilder builder = new ProcessBuilder("python3", SCRIPT.toString(), home.toString())

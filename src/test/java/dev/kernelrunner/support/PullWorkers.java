@@ -1,7 +1,6 @@
 package dev.kernelrunner.support;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +23,7 @@ public final class PullWorkers {
     }
     ProcessBuilder builder = new ProcessBuilder(argv)
         .directory(Path.of("remote-agent").toFile()).redirectErrorStream(true)
-        .redirectOutput(Files.createTempFile("worker-" + host, ".log").toFile());
+        .redirectOutput(TempDirs.file("worker-" + host, ".log").toFile());
     builder.environment().put("KERNEL_RUNNER_WORKER_TOKEN", token);
     builder.environment().put("FAKE_AGENT_ECHO_DIR", service.dataDir().toString());
     return builder.start();

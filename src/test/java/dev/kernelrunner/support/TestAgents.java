@@ -28,7 +28,7 @@ public final class TestAgents {
 
   private static Path copy() {
     try {
-      Path target = Files.createTempDirectory("kr-agents");
+      Path target = TempDirs.directory("kr-agents");
       Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwxr-xr-x"));
       copyTree(Path.of("src/test/resources/agents"), target.resolve("agents"));
       copyTree(Path.of("src/test/resources/agent-transcripts"), target.resolve("agent-transcripts"));

@@ -44,7 +44,7 @@ public final class TestService implements AutoCloseable {
   }
 
   public static TestService start(Vertx vertx, Map<String, String> overrides) throws Exception {
-    return start(vertx, overrides, TestDatabase.freshDatabase(), Files.createTempDirectory("kr-test"));
+    return start(vertx, overrides, TestDatabase.freshDatabase(), TempDirs.directory("kr-test"));
   }
 
   /** Starts on a given database and data directory (a restart of an earlier service). */
@@ -56,7 +56,7 @@ public final class TestService implements AutoCloseable {
   /** Starts with {@code meters}, the registry a {@link Metrics#vertx} instance reports Vert.x's meters into. */
   public static TestService start(Vertx vertx, Map<String, String> overrides, PrometheusMeterRegistry meters)
       throws Exception {
-    return start(vertx, overrides, TestDatabase.freshDatabase(), Files.createTempDirectory("kr-test"), meters);
+    return start(vertx, overrides, TestDatabase.freshDatabase(), TempDirs.directory("kr-test"), meters);
   }
 
   private static TestService start(Vertx vertx, Map<String, String> overrides, String databaseUrl, Path dataDir,
