@@ -194,7 +194,7 @@ class Room:
         fds = [(os.open("/proc/%d/ns/%s" % (keeper.pid, name), os.O_RDONLY | os.O_CLOEXEC), kind)
                for name, kind in zip(names, kinds)]
         isolation = Isolation(**dict(base, namespaces=tuple(name for name, _, _ in NAMESPACES)))
-        turn.note(os.stat("/proc/%d/ns/pid_for_children" % keeper.pid))  # the GPU's next job waits for it to empty
+        turn.note(os.fstat(fds[names.index("pid_for_children")][0]))  # the GPU's next job waits for it to empty
         return cls(layout, isolation, keeper, fds, user_namespace)
 
     def _probed(self, reasons) -> "Room":
