@@ -305,7 +305,7 @@ class WorkerFlowTest {
     // No GPU here: the real agent, started before its job and handed the payload on stdin, ends it with its own
     // ERROR; what it started ahead (the solution's and the judge's processes) goes with it.
     Process worker = startWorker("warm-1", false);
-    awaitCapacity(1);
+    awaitCapacity(2); // the warm path's default: its one GPU holds two jobs, each place a worker (--jobs-per-gpu)
     String id = submit("__global__ void k() {}");
     List<Frame> frames = follow(id);
     assertEquals("ERROR", last(frames), frames.toString());
