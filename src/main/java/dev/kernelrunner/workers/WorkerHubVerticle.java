@@ -32,6 +32,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -251,6 +253,21 @@ public final class WorkerHubVerticle extends VerticleBase {
     return Future.succeededFuture(new JsonObject().put("worker_id", worker.id).put("was_quarantined", was));
   }
 
+  /** A worker id of the GPU worker's form, {@code host:gpu:run} or {@code host:gpu:run@place}. */
+  private static final Pattern PLACE = Pattern.compile("(.*):([^:@]*):([^:@]+)(@\\d+)?");
+
+  /** The worker process a worker id is a place of ({@code host:run}); any other id is a process of its own. */
+  static String processOf(String workerId) {
+    Matcher place = PLACE.matcher(workerId);
+    return place.matches() ? place.group(1) + ":" + place.group(3) : workerId;
+  }
+
+  /** The GPU a worker id is a place of ({@code host:gpu:run}); any other id is a GPU of its own. */
+  static String gpuOf(String workerId) {
+    Matcher place = PLACE.matcher(workerId);
+    return place.matches() ? place.group(1) + ":" + place.group(2) + ":" + place.group(3) : workerId;
+  }
+
   private Health health(Worker worker) {
     return health(worker.token, worker.host, worker.device);
   }
@@ -284,8 +301,11 @@ public final class WorkerHubVerticle extends VerticleBase {
           .filter(w -> w.connectionId != null && w.job == null && gpuType.equals(w.gpuType))
           .map(w -> {
             Health health = health(w);
+            boolean gpuBusy = workers.values().stream().anyMatch(other -> other != w && other.job != null
+                && other.token.id().equals(w.token.id()) && gpuOf(other.id).equals(gpuOf(w.id)));
             return new WorkerChoice.Candidate(w.id, health.quarantined, health.recentLosses(now),
-                health.restartedRecently(now), health.key.equals(lostOn.get(job.submissionId)), w.jobsDone);
+                health.restartedRecently(now), health.key.equals(lostOn.get(job.submissionId)), gpuBusy,
+                w.jobsDone);
           }).toList();
       String chosen = WorkerChoice.pick(free);
       if (chosen == null) {
@@ -589,11 +609,11 @@ public final class WorkerHubVerticle extends VerticleBase {
 
     /** A worker process of this machine's GPU connected for the first time as {@code workerId}. */
     /**
-     * A worker of this machine connected for the first time. Another worker process's id means the last one ended;
-     * the places of one process ({@code host:gpu:run}, {@code host:gpu:run@2}: a GPU holding two jobs) are one.
+     * A worker of this machine connected for the first time. Another worker process means the last one ended; the
+     * GPUs and places of one process ({@code host:0:run}, {@code host:0:run@2}, {@code host:1:run}) are one.
      */
     void started(String workerId, long now) {
-      String process = workerId.replaceFirst("@\\d+$", "");
+      String process = processOf(workerId);
       if (lastWorkerId != null && !lastWorkerId.equals(process)) {
         restartedAt = now;
       }

@@ -10,7 +10,17 @@ import org.junit.jupiter.api.Test;
 class WorkerChoiceTest {
   private static WorkerChoice.Candidate worker(String id, boolean quarantined, int losses, boolean restarted,
                                                boolean lostThis, int done) {
-    return new WorkerChoice.Candidate(id, quarantined, losses, restarted, lostThis, done);
+    return new WorkerChoice.Candidate(id, quarantined, losses, restarted, lostThis, false, done);
+  }
+
+  @Test
+  void aPlaceOnAnIdleGpuComesBeforeOneWhoseGpuRunsAJob() {
+    WorkerChoice.Candidate besideAJob = new WorkerChoice.Candidate("h:0:r@2", false, 0, false, false, true, 0);
+    WorkerChoice.Candidate idle = new WorkerChoice.Candidate("h:1:r", false, 0, false, false, false, 5);
+    assertEquals("h:1:r", WorkerChoice.pick(List.of(besideAJob, idle)), "its job would wait for the device");
+    assertEquals("h:0:r@2", WorkerChoice.pick(List.of(besideAJob)), "still taken when it is the only one free");
+    WorkerChoice.Candidate losing = new WorkerChoice.Candidate("x:0:r", false, 1, false, false, false, 0);
+    assertEquals("h:0:r@2", WorkerChoice.pick(List.of(besideAJob, losing)), "health comes first");
   }
 
   @Test

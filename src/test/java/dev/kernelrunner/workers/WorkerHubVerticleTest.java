@@ -303,10 +303,36 @@ class WorkerHubVerticleTest {
   }
 
   @Test
+  void aWorkerIdNamesItsProcessAndItsGpu() {
+    assertEquals("h.example:0a1b", WorkerHubVerticle.processOf("h.example:3:0a1b@2"));
+    assertEquals("h.example:0a1b", WorkerHubVerticle.processOf("h.example:0:0a1b"), "every GPU of one process");
+    assertEquals("h.example:3:0a1b", WorkerHubVerticle.gpuOf("h.example:3:0a1b@2"));
+    assertEquals("h.example:3:0a1b", WorkerHubVerticle.gpuOf("h.example:3:0a1b"));
+    assertEquals("w-a", WorkerHubVerticle.processOf("w-a"), "an id of another form is its own");
+    assertEquals("w-a", WorkerHubVerticle.gpuOf("w-a"));
+  }
+
+  @Test
+  void aJobGoesToAnIdleGpuBeforeTheOtherPlaceOfABusyOne() throws Exception {
+    connect("gpu-host:0:run1", "H100", null, "gpu-host");
+    Stream sibling = connect("gpu-host:0:run1@2", "H100", null, "gpu-host");
+    Stream idle = connect("gpu-host:1:run1", "H100", null, "gpu-host");
+    Run first = start("H100");
+    assertEquals("gpu-host/gpu-host:0:run1", first.handle().node(), "every place free: the first");
+    Run second = start("H100");
+    assertEquals("gpu-host/gpu-host:1:run1", second.handle().node(), "GPU 0 runs a job: GPU 1 gets the next");
+    assertEquals(second.jobId(), awaitJob(idle).getString("job_id"));
+    Run third = start("H100");
+    assertEquals("gpu-host/gpu-host:0:run1@2", third.handle().node(), "then the place beside a job");
+    assertEquals(third.jobId(), awaitJob(sibling).getString("job_id"));
+  }
+
+  @Test
   void theTwoPlacesOfOneWorkerProcessAreNoRestartAnotherProcessIs() throws Exception {
     connect("gpu-host:0:run1", "H100", null, "gpu-host");
     connect("gpu-host:0:run1@2", "H100", null, "gpu-host");
-    assertEquals(List.of(false, false), listed().stream().map(JsonObject.class::cast)
+    connect("gpu-host:1:run1", "H100", null, "gpu-host"); // its second GPU, of the same name
+    assertEquals(List.of(false, false, false), listed().stream().map(JsonObject.class::cast)
         .map(w -> w.getJsonObject("health").getBoolean("restarted_recently")).toList(),
         "a GPU holding two jobs: one worker process, two places: " + listed());
     connect("gpu-host:0:run2", "H100", null, "gpu-host");
