@@ -140,12 +140,14 @@ class Room:
     """One job's room (see the module's docstring). ``open()`` makes it; ``preexec(...)`` starts a process into
     it; ``close()`` ends it and everything in it."""
 
-    def __init__(self, layout: Layout, isolation: Isolation, keeper=None, ns_fds=(), user_namespace=False):
+    def __init__(self, layout: Layout, isolation: Isolation, keeper=None, ns_fds=(), user_namespace=False,
+                 pid_namespace=None):
         self.layout = layout
         self.isolation = isolation
         self.keeper = keeper
         self.ns_fds = list(ns_fds)  # [(fd, CLONE_NEW*)] in the order a process joins them
         self.user_namespace = user_namespace
+        self.pid_namespace = pid_namespace  # (dev, inode) of the room's PID namespace: its processes are in it
 
     # ---- making and ending it
 
@@ -194,8 +196,10 @@ class Room:
         fds = [(os.open("/proc/%d/ns/%s" % (keeper.pid, name), os.O_RDONLY | os.O_CLOEXEC), kind)
                for name, kind in zip(names, kinds)]
         isolation = Isolation(**dict(base, namespaces=tuple(name for name, _, _ in NAMESPACES)))
-        turn.note(os.fstat(fds[names.index("pid_for_children")][0]))  # the GPU's next job waits for it to empty
-        return cls(layout, isolation, keeper, fds, user_namespace)
+        found = os.fstat(fds[names.index("pid_for_children")][0])
+        pid_namespace = (found.st_dev, found.st_ino)
+        turn.note(pid_namespace)  # the GPU's next job waits for it to empty
+        return cls(layout, isolation, keeper, fds, user_namespace, pid_namespace)
 
     def _probed(self, reasons) -> "Room":
         """The room as a process started into it finds it: where a confinement fails here (a kernel without the
@@ -229,14 +233,10 @@ class Room:
             os.close(fd)
         self.ns_fds = []
         if self.keeper is not None:
-            try:
-                inside = os.stat("/proc/%d/ns/pid_for_children" % self.keeper.pid)
-            except OSError:
-                inside = None
             verification._kill(self.keeper)
             self.keeper = None
-            if inside is not None:
-                wait_empty([(inside.st_dev, inside.st_ino)], 5.0)
+            if self.pid_namespace is not None:
+                wait_empty([self.pid_namespace], 5.0)
 
     def end_strays(self, kept=(), most=5.0) -> "tuple[list[int], bool]":
         """Ends every process of the room but ``kept`` (processes the agent started into it, by the pids its Popen
@@ -248,11 +248,8 @@ class Room:
         room is known to hold nothing else now): not where a process could not be told in or out of the room (no
         right to its namespace), nor after ``most`` seconds. A room without a PID namespace of its own cannot tell
         its processes from others: nothing is ended, and it is not known clean (its results never rank anyway)."""
-        if not self.ns_fds or self.keeper is None:
-            return [], False
-        try:
-            inside = os.stat("/proc/%d/ns/pid_for_children" % self.keeper.pid)
-        except OSError:
+        inside = self.pid_namespace
+        if not self.ns_fds or self.keeper is None or inside is None:
             return [], False
         stopped, known, began, quiet = [], True, time.monotonic(), 0
         while True:
@@ -360,10 +357,10 @@ def wait_empty(namespaces, most) -> bool:
         for name in os.listdir("/proc"):
             if name.isdigit():
                 try:
-                    found = os.stat("/proc/%s/ns/pid" % name)
+                    found = _pid_namespace(int(name))
                 except OSError:
                     continue
-                if (found.st_dev, found.st_ino) in wanted and _state(int(name)) not in ("Z", None):
+                if found in wanted and _state(int(name)) not in ("Z", None):
                     left = True
                     break
         if not left:
@@ -408,19 +405,24 @@ def _leads_namespace(pid) -> bool:
     return False
 
 
+def _pid_namespace(pid) -> "tuple[int, int]":
+    """(dev, inode) of the PID namespace ``pid`` is in (OSError where it is gone, or not this process's to know)."""
+    found = os.stat("/proc/%d/ns/pid" % pid)
+    return found.st_dev, found.st_ino
+
+
 def _in_namespace(pid, namespace, uid=None) -> "bool | None":
-    """Whether ``pid`` is in the PID namespace whose /proc/*/ns file stat is ``namespace``; None where this process
-    may not know (no right to trace it: a root without CAP_SYS_PTRACE, say) and it runs as ``uid`` (the room's
-    processes' user; given, a process of another user is not the room's)."""
+    """Whether ``pid`` is in the PID namespace ``namespace`` ((dev, inode)); None where this process may not know (no
+    right to trace it: a root without CAP_SYS_PTRACE, say) and it runs as ``uid`` (the room's processes' user;
+    given, a process of another user is not the room's)."""
     try:
-        found = os.stat("/proc/%d/ns/pid" % pid)
+        return _pid_namespace(pid) == namespace
     except PermissionError:
         if uid is not None and _uid(pid) != uid:
             return False
         return None if _state(pid) is not None else False
     except OSError:
         return False
-    return (found.st_dev, found.st_ino) == (namespace.st_dev, namespace.st_ino)
 
 
 def _children(pid) -> list[int]:

@@ -55,10 +55,10 @@ def take(wait=True, most=900.0, poll=POLL_SECONDS, flag=None):
 
 
 def note(namespace):
-    """A room this process opened (its PID namespace, an os.stat of its /proc ns file): written into the turn while
-    this process holds it, so that the next taker waits until none of its processes is left, however this one ends
-    (a cancel KILLs the agent with its room, whose processes end a moment later)."""
-    _rooms.append("%d:%d" % (namespace.st_dev, namespace.st_ino))
+    """A room this process opened (its PID namespace, (dev, inode)): written into the turn while this process holds
+    it, so that the next taker waits until none of its processes is left, however this one ends (a cancel KILLs the
+    agent with its room, whose processes end a moment later)."""
+    _rooms.append("%d:%d" % namespace)
     if _held is not None:
         _write_rooms()
 

@@ -180,7 +180,7 @@ class RoomTest(unittest.TestCase):
         ended, alone = workspace.room.end_strays([])
         self.assertTrue(alone, ended)
         self.assertGreaterEqual(len(ended), 2, "the forker and the stopped one")
-        inside = os.stat("/proc/%d/ns/pid_for_children" % workspace.room.keeper.pid)
+        inside = workspace.room.pid_namespace
         self.assertTrue(room.wait_empty([], 0.1))
         left = [pid for pid in room._parents() if room._in_namespace(pid, inside)
                 and room._state(pid) not in ("Z", None) and not room._leads_namespace(pid)]
@@ -198,8 +198,9 @@ class RoomTest(unittest.TestCase):
         self.addCleanup(child.wait)
         self.assertEqual("started", child.stdout.readline().strip())
         inside = os.stat("/proc/%d/ns/pid_for_children" % workspace.room.keeper.pid)
+        self.assertEqual((inside.st_dev, inside.st_ino), workspace.room.pid_namespace, "the room's own")
         workspace.room.close()
-        self.assertTrue(room.wait_empty([(inside.st_dev, inside.st_ino)], 0.0), "empty as close returned")
+        self.assertTrue(room.wait_empty([workspace.room.pid_namespace], 0.0), "empty as close returned")
 
     def test_the_room_ends_when_its_agent_does(self):
         """An agent killed (a cancel, the worker's end) takes its room and every process in it along."""

@@ -84,7 +84,8 @@ class TurnTest(unittest.TestCase):
     def test_the_next_taker_waits_until_the_last_holders_rooms_are_empty(self):
         # The holder noted a room whose processes are all alive (here: this machine's own PID namespace, never empty):
         # a cancel KILLs an agent and its room's processes at once, and the lock goes with the agent.
-        code = ("import os, sys\nfrom remote_agent import turn\nturn.note(os.stat('/proc/self/ns/pid'))\n"
+        code = ("import os, sys\nfrom remote_agent import turn\nfound = os.stat('/proc/self/ns/pid')\n"
+                "turn.note((found.st_dev, found.st_ino))\n"
                 "assert turn.take(flag=sys.argv[1])\n")
         subprocess.run([sys.executable, "-c", code, self.flag], check=True, env=dict(os.environ, PYTHONPATH=AGENT_ROOT))
         began = time.monotonic()
