@@ -289,31 +289,12 @@ class Job:
 
 def process_tree(root):
     """``root`` and every live process under it."""
-    return [root] + descendants(root)
+    return [root] + sandbox.descendants(root)
 
 
 def _signal(tree, sig):
     for pid in tree:
         _kill_group(pid, sig)
-
-
-def descendants(root):
-    """Every live process under ``root`` (from /proc: each one's parent)."""
-    children = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open("/proc/%s/stat" % name) as f:
-                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(name))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _kill_group(pid, sig):

@@ -253,17 +253,9 @@ class Room:
             return [], False
         stopped, known, began, quiet = [], True, time.monotonic(), 0
         while True:
-            parents = _parents()
-            children, ours, todo = {}, set(), list(kept)
-            for pid, parent in parents.items():
-                children.setdefault(parent, []).append(pid)
-            while todo:
-                pid = todo.pop()
-                if pid not in ours:
-                    ours.add(pid)
-                    todo.extend(children.get(pid, []))
+            ours = set(kept) | set(sandbox.descendants(*kept))
             running, known, leaders = [], True, []
-            for pid in parents:
+            for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
                 if pid in ours:
                     continue
                 member = _in_namespace(pid, inside, self.isolation.uid)
@@ -368,19 +360,6 @@ def wait_empty(namespaces, most) -> bool:
         if time.monotonic() - began > most:
             return False
         time.sleep(0.005)
-
-
-def _parents() -> dict[int, int]:
-    """Every live process's parent, from /proc."""
-    parents = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open("/proc/%s/stat" % name) as f:
-                    parents[int(name)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    return parents
 
 
 def _state(pid) -> "str | None":

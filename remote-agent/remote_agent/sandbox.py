@@ -205,6 +205,25 @@ def processes_of(uids):
     return [(pid, uid) for pid, uid, ours, live in _processes(uids) if ours and live]
 
 
+def descendants(*roots):
+    """Every live process under ``roots`` (from /proc: each one's parent), the roots left out."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name) as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(name))
+    found, todo = [], list(roots)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def _processes(uids):
     """(pid, uid, whether ours, whether not yet ended) of each process that runs as one of ``uids`` (real,
     effective or saved); an ended one (a zombie) waits for its parent to reap it. Ours: in this user namespace, or

@@ -12,7 +12,7 @@ import time
 import unittest
 from unittest import mock
 
-from remote_agent import gpu_worker
+from remote_agent import gpu_worker, sandbox
 
 
 class ReadEvents(unittest.TestCase):
@@ -152,7 +152,7 @@ class Cancel(unittest.TestCase):
         job = _started_job(script)
         pgid = job.process.pid
         time.sleep(0.1)
-        tree = gpu_worker.descendants(pgid)
+        tree = sandbox.descendants(pgid)
         self.assertEqual(len(tree), 1, tree)
         job.kill()
         with job.changed:
