@@ -19,7 +19,7 @@ import traceback
 from dataclasses import dataclass
 
 from remote_agent import (baseline, catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
-                          reference_cache, room, sandbox, stats, turn, verification)
+                          quiet, reference_cache, room, sandbox, stats, turn, verification)
 from remote_agent import forked
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
@@ -644,7 +644,7 @@ class Agent:
             solution = self.solution = SolutionProcess(child)
         child = solution.child
         references = records = checked = None
-        self.references, self.reference_timing = {}, None
+        self.references, self.reference_timing, self.reference_window = {}, None, None
         if kept is not None:
             references = self.references = kept[0]
             self.reference_timing = {"timed": "kept", "age_seconds": round(kept[1], 1)}
@@ -665,6 +665,8 @@ class Agent:
                 deadline = time.monotonic() + limit
             elif kind == "REFERENCES" and payload.mode == "benchmark" and references is None and self.judge is None:
                 references = self.references = reference_times(message)  # the gate was released as it came
+                self.reference_window = quiet.window_of({t.get("test_id"): t for t in message.get("tests") or []
+                                                         if isinstance(t, dict)})
                 self.reference_timing = {"timed": "this job"}
                 if self.kept_references is not None:
                     cache, key, _ = self.kept_references
@@ -804,6 +806,7 @@ class Agent:
         if measured is None:
             return
         figures, timing = measured
+        timing = self.quiet(figures, timing)
         self._mark("timed (%s)" % timing["method"])
         results = []
         for case in problem.cases:
@@ -813,7 +816,7 @@ class Agent:
             self.out.emit("BENCHMARK_RESULT", result=result)
         runtime = next((f.get("runtime") for f in figures.values() if isinstance(f.get("runtime"), dict)), None)
         summary = summary_of(results, runtime)
-        why = audit_reason(payload.benchmark, summary["geomean_runtime_ms"]) if timing["method"] == "replayed" \
+        why = audit_reason(payload.benchmark, summary["geomean_runtime_ms"]) if timing["status"] == "verified" \
             else None
         audit = profiler.find_tool(toolchain.kind) if why else None
         if audit:
@@ -823,6 +826,23 @@ class Agent:
             self._mark("benchmarked; audited by " + audit)
             self.out.emit("VERIFIED", timing=self.audited(payload, work, audit, results, timing))
             self._mark("audited")
+
+    def quiet(self, figures, timing):
+        """A replay's timing, unranked where its empty windows read long against the GPU's usual ones (quiet.py:
+        another context was busy on the device, and its figures may be fast); else as it is, and its window, with
+        the reference's timed in this job, kept as this GPU's."""
+        if timing["method"] != "replayed":
+            return timing
+        history = quiet.History.of_turn() if turn.held() else None
+        seen = (history.read() if history is not None else []) + [self.reference_window]
+        why = quiet.long_window(figures, quiet.usual(seen))
+        if why is not None:
+            log("agent: not ranked:", why)
+            self._mark("the replay's windows read long: not ranked")
+            return dict(timing, status="unranked", reason=why)
+        if history is not None:
+            history.keep(self.reference_window, quiet.window_of(figures))
+        return timing
 
     def end_strays(self):
         """Before the timing, every process of the job's room ends but the judge and the replay's worker started
@@ -959,7 +979,7 @@ class Agent:
         speedups = [r.get("speedup") or 0 for r in summary["test_results"]]
         timing = verdict["timing"]
         summary["verification"] = verdict
-        summary["ranked"] = timing["method"] == "replayed"
+        summary["ranked"] = timing["method"] == "replayed" and timing.get("status") in ("verified", "pending")
         summary["unverified"] = timing.get("status") == "unverified"
         summary["needs_review"] = bool(speedups) and max(speedups) > review
         summary["device"] = {"start": report.device_start, "end": device_end, "runtime": summary.pop("runtime", None)}

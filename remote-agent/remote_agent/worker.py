@@ -482,7 +482,8 @@ class Timer(Harness):
                 lambda: (lambda: self.problem.module.reference(inputs.inputs, self.torch)), guard=False)
             del inputs
         send("REFERENCES", tests=[{"test_id": test_id, "runtime_ms": figure["median"],
-                                   "iterations": figure["iterations"]} for test_id, figure in figures.items()])
+                                   "iterations": figure["iterations"], "empty_window_ms": figure["empty_window_ms"]}
+                                  for test_id, figure in figures.items()])
         return figures
 
 

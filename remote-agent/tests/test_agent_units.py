@@ -755,6 +755,58 @@ class DeviceTurnTest(unittest.TestCase):
         self.assertIn("GPU was not free", got[0]["message"])
 
 
+class QuietTest(unittest.TestCase):
+    """A replay timed while another context was busy on the GPU (its empty windows long against the GPU's usual
+    ones, quiet.py) does not rank; a quiet one's windows become the GPU's history."""
+
+    REPLAYED = {"method": "replayed", "status": "verified", "by": "replay"}
+    ALONE = {1: {"empty_window_ms": 0.001248}, 2: {"empty_window_ms": 0.001280}}
+    BESIDE = {1: {"empty_window_ms": 0.001248}, 2: {"empty_window_ms": 0.002208}}
+
+    def setUp(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder, True)
+        self.flag = os.path.join(folder, "turn")
+        self.agent = Agent(events.Emitter(KEY, io.StringIO()), cache_dir=tempfile.mkdtemp())
+        self.agent.began = time.monotonic()
+        self.agent.reference_window = None
+
+    def held_turn(self, history):
+        patch = mock.patch.dict(os.environ, {agent_module.turn.VARIABLE: self.flag})
+        patch.start()
+        self.addCleanup(patch.stop)
+        self.addCleanup(agent_module.turn.release)
+        self.assertTrue(agent_module.turn.take())
+        kept = agent_module.quiet.History.of_turn()
+        kept.keep(*history)
+        return kept
+
+    def test_long_windows_against_the_gpus_history_do_not_rank(self):
+        history = self.held_turn([0.00125] * 8)
+        timing = self.agent.quiet(self.BESIDE, dict(self.REPLAYED))
+        self.assertEqual(("replayed", "unranked"), (timing["method"], timing["status"]))
+        self.assertIn("2.208 us against its usual 1.250 us", timing["reason"])
+        self.assertEqual([0.00125] * 8, history.read(), "a long window is not the GPU's usual")
+
+    def test_a_quiet_replay_ranks_and_its_windows_are_kept(self):
+        history = self.held_turn([0.00125] * 8)
+        self.agent.reference_window = 0.001216
+        self.assertEqual(self.REPLAYED, self.agent.quiet(self.ALONE, dict(self.REPLAYED)))
+        self.assertEqual([0.00125] * 8 + [0.001216, 0.001264], history.read())
+
+    def test_without_a_turn_the_reference_timed_in_the_job_is_the_usual(self):
+        with mock.patch.dict(os.environ, {agent_module.turn.VARIABLE: ""}):
+            self.agent.reference_window = 0.001248
+            self.assertEqual("unranked", self.agent.quiet(self.BESIDE, dict(self.REPLAYED))["status"])
+            self.agent.reference_window = None  # the reference's times kept: nothing to go on
+            self.assertEqual("verified", self.agent.quiet(self.BESIDE, dict(self.REPLAYED))["status"])
+
+    def test_an_own_process_timing_is_left_as_it_is(self):
+        self.agent.reference_window = 0.001248
+        own = {"method": "own-process", "status": "unranked", "reason": "not replayed"}
+        self.assertEqual(own, self.agent.quiet(self.BESIDE, dict(own)))
+
+
 class AgentWithoutGpuTest(unittest.TestCase):
     def run_agent(self, raw):
         out = io.StringIO()

@@ -23,11 +23,12 @@ FORGER = textwrap.dedent('''
     def send(event, **fields):
         print(json.dumps(dict(fields, event=event)), flush=True)
     send("PHASE", name="reference")
-    send("REFERENCES", tests=[{"test_id": 1, "runtime_ms": 0.05, "iterations": 100},
-                              {"test_id": 2, "runtime_ms": 0.2, "iterations": 100}])
+    send("REFERENCES", tests=[{"test_id": 1, "runtime_ms": 0.05, "iterations": 100, "empty_window_ms": 0.00125},
+                              {"test_id": 2, "runtime_ms": 0.2, "iterations": 100, "empty_window_ms": 0.00128}])
     send("PHASE", name="check")
     send("CHECKING", total_tests=2)
-    send("REFERENCES", tests=[{"test_id": 1, "runtime_ms": 5.0}, {"test_id": 2, "runtime_ms": 20.0}])
+    send("REFERENCES", tests=[{"test_id": 1, "runtime_ms": 5.0, "empty_window_ms": 0.0001},
+                              {"test_id": 2, "runtime_ms": 20.0, "empty_window_ms": 0.0001}])
     send("CHECKED", passed_tests=2, total_tests=2)
     send("BENCHMARKING", total_tests=2)
     forged = [{"test_id": t, "name": "t%d" % t, "runtime_ms": r, "reference_runtime_ms": 9.0, "speedup": 9.0 / r}
@@ -137,6 +138,7 @@ class ReferenceTest(unittest.TestCase):
         self.assertEqual(["CHECKING", "CHECKED"], [e["type"] for e in emitted])
         self.assertEqual({1: 0.05, 2: 0.2}, self.runner.references, "the kept times; its REFERENCES count for nothing")
         self.assertEqual("kept", self.runner.reference_timing["timed"])
+        self.assertIsNone(self.runner.reference_window, "no window of the job's: the GPU's history alone")
 
     def test_times_taken_in_a_job_are_kept_for_the_next(self):
         cache = reference_cache.ReferenceCache(tempfile.mkdtemp(), b"s" * 32)
@@ -144,6 +146,7 @@ class ReferenceTest(unittest.TestCase):
         self.assertIsNotNone(report)
         self.assertEqual({"timed": "this job"}, self.runner.reference_timing)
         self.assertEqual({1: 0.05, 2: 0.2}, cache.get("k")[0], "the first REFERENCES, not the forged ones")
+        self.assertAlmostEqual(0.001265, self.runner.reference_window, 9, "the first REFERENCES' windows (quiet.py)")
 
     def run_worker(self, script_text, kept=None):
         """The agent's execute() in benchmark mode over a fake worker (``script_text``, started into the job's room

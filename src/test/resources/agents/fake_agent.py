@@ -11,8 +11,9 @@ What it does is chosen by directives in the submitted code, so one agent serves 
   //               the dstack backend sets, is declared in PROFILED but its pieces are not sent)
   // timing: verified | unverified | never   (benchmark mode: BENCHMARKED with its times pending, then VERIFIED
   //                                          saying so after a second; never: the agent ends without it)
-  // timing-method: replayed | own-process   (benchmark mode with timing: how the times were made, as
-  //                                         remote_agent/agent.py says it; own-process: published unranked at
+  // timing-method: replayed | own-process | replayed-unranked   (benchmark mode with timing: how the times were
+  //                                         made, as remote_agent/agent.py says it; own-process, or a replay whose
+  //                                         empty windows read long (remote_agent/quiet.py): published unranked at
   //                                         once, no VERIFIED; default replayed)
   // runtime: <ms>   (test i's runtime is <ms> x i; default 0.5)
   // spread: <fraction>   (each test's 21 timed samples spread evenly over runtime x (1 -+ fraction); default 0.01)
@@ -255,10 +256,14 @@ def main():
     method = directive(code, "timing-method", "replayed")
     if timing is None:
         emit("BENCHMARKED", **summary)
-    elif method == "own-process":
+    elif method in ("own-process", "replayed-unranked"):
+        own = method == "own-process"
         emit("BENCHMARKED", **summary, ranked=False, unverified=False, verification={
-            "judge": "passed", "tests": len(tests), "timing": {"method": "own-process", "status": "unranked",
-                                                               "reason": "test 1: the call uses cuGraphLaunch"}})
+            "judge": "passed", "tests": len(tests), "timing": {
+                "method": "own-process" if own else "replayed", "status": "unranked",
+                "reason": "test 1: the call uses cuGraphLaunch" if own else "the GPU's empty event window read "
+                "2.208 us against its usual 1.248 us while the replay was timed: another context was busy on the "
+                "device, and that takes small figures low"}})
     else:
         why = audit_reason(payload.get("benchmark") or {}, summary["geomean_runtime_ms"])
         emit("BENCHMARKED", **summary, ranked=True,

@@ -690,14 +690,18 @@ public final class TerminalClient {
     return data.getJsonObject("verification", new JsonObject()).getJsonObject("timing");
   }
 
-  /** How the times were made ({@code replayed}: out of the submission's reach, or its own process's: unranked). */
+  /**
+   * How the times were made: {@code replayed} out of the submission's reach, else (its own process's, or a replay
+   * timed while the GPU was not quiet) not ranked, and why.
+   */
   private static String timingBy(JsonObject timing) {
     if (timing == null || timing.getString("method") == null) {
       return "";
     }
     String method = timing.getString("method");
-    return " (" + ("replayed".equals(method) ? "times replayed out of the submission's reach"
-        : method + ", not ranked: " + timing.getString("reason", "?")) + ")";
+    return " (" + ("unranked".equals(timing.getString("status")) || !"replayed".equals(method)
+        ? method + ", not ranked: " + timing.getString("reason", "?")
+        : "times replayed out of the submission's reach") + ")";
   }
 
   private static String number(Double value) {

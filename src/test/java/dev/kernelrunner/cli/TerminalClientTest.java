@@ -89,6 +89,15 @@ class TerminalClientTest {
   }
 
   @Test
+  void anUnrankedResultSaysWhyItDoesNotRank() throws Exception {
+    Run run = run(env(), "submit", source("busy.cu", "// agent: ok\n// timing: verified\n"
+        + "// timing-method: replayed-unranked"), "--problem", "leaky-relu", "--gpu", "local");
+    assertEquals(0, run.exit(), run.err() + run.out());
+    assertTrue(run.out().contains("benchmarked (replayed, not ranked: the GPU's empty event window read 2.208 us"),
+        run.out());
+  }
+
+  @Test
   void theExitStatusSaysHowItEnded() throws Exception {
     Map<String, Integer> expected = Map.of(
         "// agent: replay:fault-compile-error", Exit.COMPILE_ERROR,
