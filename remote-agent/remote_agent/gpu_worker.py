@@ -697,7 +697,9 @@ def main(argv):
     slots, launchers = [], []
     gates = gate_folder()
     jobs_per_gpu = args.jobs_per_gpu or (1 if args.job_command else 2)
-    turns = gate_folder(readable=False) if jobs_per_gpu > 1 else None  # in no job's room: only agents take turns
+    # Each GPU's turn (turn.py), and beside it the windows its replays read (quiet.py): the worker's own agents
+    # take it, one job a GPU or two; a job command takes none. In no job's room.
+    turns = gate_folder(readable=False) if not args.job_command else None
     for gpu in gpus:
         env = job_environment(os.environ, gpu, os.path.join(gates, "gpu-" + gpu),
                               os.path.join(turns, "gpu-" + gpu) if turns else None)
