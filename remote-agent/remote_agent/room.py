@@ -235,8 +235,9 @@ class Room:
         if self.keeper is not None:
             verification._kill(self.keeper)
             self.keeper = None
-            if self.pid_namespace is not None:
-                wait_empty([self.pid_namespace], 5.0)
+            if self.pid_namespace is not None and not wait_empty([self.pid_namespace], 5.0):
+                print("agent: the room's processes had not all ended 5 s after its keeper: %s"
+                      % ", ".join(left_in([self.pid_namespace])), file=sys.stderr, flush=True)
 
     def end_strays(self, kept=(), most=5.0) -> "tuple[list[int], bool]":
         """Ends every process of the room but ``kept`` (processes the agent started into it, by the pids its Popen
@@ -360,6 +361,23 @@ def wait_empty(namespaces, most) -> bool:
         if time.monotonic() - began > most:
             return False
         time.sleep(0.005)
+
+
+def left_in(namespaces) -> "list[str]":
+    """The live processes still in any of the PID namespaces ``namespaces``, in words (pid, name, state): for a log."""
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                inside = _pid_namespace(int(name)) in namespaces
+                with open("/proc/%s/stat" % name) as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            state = stat.rsplit(")", 1)[1].split()[0]
+            if inside and state != "Z":
+                found.append("%s %s %s" % (name, stat[stat.find("(") + 1:stat.rfind(")")], state))
+    return found
 
 
 def _state(pid) -> "str | None":

@@ -18,6 +18,7 @@ a moment later. Without the variable (a cold agent, one job per GPU) there is no
 """
 import fcntl
 import os
+import sys
 import time
 
 VARIABLE = "KR_DEVICE_TURN"
@@ -79,8 +80,13 @@ def _last_rooms_gone(fd):
             namespaces.append((dev, ino))
         except ValueError:
             continue
-    if namespaces:
-        room.wait_empty(namespaces, ROOMS_GONE_SECONDS)
+    began = time.monotonic()
+    if namespaces and not room.wait_empty(namespaces, ROOMS_GONE_SECONDS):
+        print("agent: the last holder's rooms still held processes after %.0f s: %s" % (
+            ROOMS_GONE_SECONDS, ", ".join(room.left_in(namespaces))), file=sys.stderr, flush=True)
+    elif time.monotonic() - began > 0.1:
+        print("agent: the last holder's rooms emptied %.3f s after the turn came" % (time.monotonic() - began),
+              file=sys.stderr, flush=True)
 
 
 def held():
