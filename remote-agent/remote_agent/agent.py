@@ -431,8 +431,10 @@ class Agent:
         except Exception:  # noqa: the agent never dies with a bare traceback
             self.out.emit("ERROR", message="the agent failed", details=events.trim(traceback.format_exc()))
         finally:
+            self._mark("the job's work is over")
             if self.prestarted is not None:
                 self.prestarted.discard()
+                self._mark("the processes started ahead ended")
             if self.own_workspace is not None:
                 self.own_workspace.close()
                 turn.release()  # its processes have all ended (a caller's workspace: the caller gives it back)
@@ -491,6 +493,7 @@ class Agent:
                 self.profile(payload, problem, toolchain, work)
             else:
                 self.benchmark(payload, problem, toolchain, work, report, verdict)
+                self._mark("benchmark over")
         finally:
             gate.release()  # whatever ended the benchmark
             if self.judge is not None:
