@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-import time
 
 from remote_agent import sandbox, turn
 from remote_agent.agent import Agent, Prestarted, Workspace
@@ -83,13 +82,9 @@ def main(argv=None):
     try:
         return run(args, workspace)
     finally:
-        began = time.monotonic()
         workspace.close()  # the room, and every process of the job's in it, ends here
-        closed = time.monotonic()
-        turn.release()  # the device, to the other job of this GPU (turn.py): nothing of this one's runs now
+        turn.release()  # the device, to the other job of this GPU: it times nothing before the room ends (turn.py)
         sandbox.release()  # what the job's user left elsewhere (no room here), and the user freed
-        print("agent: the room closed in %.3f s, the job's user released in %.3f s (at %.3f)" % (
-            closed - began, time.monotonic() - closed, time.monotonic()), file=sys.stderr, flush=True)
 
 
 def run(args, workspace):
@@ -106,10 +101,7 @@ def run(args, workspace):
         return _run(args, workspace, prestarted)
     finally:
         if prestarted is not None:
-            began = time.monotonic()
             prestarted.discard()  # (again, where the agent did): nothing it started outlives the room
-            print("agent: the job is over (at %.3f); the processes started ahead ended in %.3f s" % (
-                began, time.monotonic() - began), file=sys.stderr, flush=True)
 
 
 def _run(args, workspace, prestarted):

@@ -214,6 +214,14 @@ HOME, JUDGE_HOME, BUILD, PROFILER = "home", "judge", "build", "profiler"
 WORK_FOLDERS = re.compile(r"^kr-agent-(\d+)-")
 
 
+def timing_begins():
+    """Before anything of this job's is timed or profiled: the last job's rooms on this GPU have ended, every
+    process of theirs with its device context (turn.settle), and the next jobs' processes keep off the device
+    (gate.hold)."""
+    turn.settle()
+    gate.hold()
+
+
 def make_work(parent=None):
     """The submission's work folder: the agent's (readable, not writable, by the job's user: no job file or library
     of ours can be swapped; by no other job's user), with the job user's own folders inside; bound into the room.
@@ -431,10 +439,8 @@ class Agent:
         except Exception:  # noqa: the agent never dies with a bare traceback
             self.out.emit("ERROR", message="the agent failed", details=events.trim(traceback.format_exc()))
         finally:
-            self._mark("the job's work is over")
             if self.prestarted is not None:
                 self.prestarted.discard()
-                self._mark("the processes started ahead ended")
             if self.own_workspace is not None:
                 self.own_workspace.close()
                 turn.release()  # its processes have all ended (a caller's workspace: the caller gives it back)
@@ -493,7 +499,6 @@ class Agent:
                 self.profile(payload, problem, toolchain, work)
             else:
                 self.benchmark(payload, problem, toolchain, work, report, verdict)
-                self._mark("benchmark over")
         finally:
             gate.release()  # whatever ended the benchmark
             if self.judge is not None:
@@ -608,7 +613,7 @@ class Agent:
         argv, _ = self._worker_argv(work, dict(self._job_basis(payload), mode="reference"), "reference-job.json")
         child = self.prestarted.take(argv[-1])
         if child is not None:
-            gate.hold()
+            timing_begins()
             self.solution = SolutionProcess(child, waits_for_job=True)
 
     def _job_basis(self, payload):
@@ -643,7 +648,7 @@ class Agent:
         if solution is None:
             child = self._start_worker(argv, env, work)
             if payload.mode == "benchmark" and kept is None:
-                gate.hold()  # it times the reference first
+                timing_begins()  # it times the reference first
             solution = self.solution = SolutionProcess(child)
         child = solution.child
         references = records = checked = None
@@ -799,7 +804,7 @@ class Agent:
         """The times, measured where the submission cannot reach (``measure``), published as BENCHMARK_RESULTs and
         BENCHMARKED; then, for an audited result, Nsight Compute's check of the replay (VERIFIED)."""
         self.out.emit("BENCHMARKING", total_tests=len(problem.cases))
-        gate.hold()  # the next jobs' processes wait before touching the device
+        timing_begins()  # the next jobs' processes wait before touching the device
         try:
             alone = self.end_strays()
             measured = self.measure(payload, problem, toolchain, work, report.records, alone)
@@ -931,7 +936,7 @@ class Agent:
         audit = self.audit_once(payload, work, tool, results, "audit")
         if audit["status"] == "unverified":
             self._mark("unverified; audited once more, the device held")
-            gate.hold()
+            timing_begins()
             try:
                 again = self.audit_once(payload, work, tool, results, "audit-again")
             finally:
@@ -1004,7 +1009,7 @@ class Agent:
         argv, env = self._worker_argv(work, dict(self._job_basis(payload), mode="baseline"))
         device_start = _background(device.info)
         child = self._start_worker(argv, env, work)
-        gate.hold()
+        timing_begins()
         solution = SolutionProcess(child)
         try:
             self.out.emit("BENCHMARKING", methods=list(baseline.METHODS), total_tests=len(problem.cases))
@@ -1087,6 +1092,7 @@ class Agent:
             command = profiler.ncu_command(tool, report_base, tool_log, argv)
         limit = payload.limits["benchmark_seconds"]
         # The author's own profile: the profiler and the solution in the room, the report in the profiler's folder.
+        turn.settle()
         child = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, start_new_session=True, preexec_fn=self.room.preexec(
                                      "profiler", work, own=[folder, os.path.join(work, HOME)]))

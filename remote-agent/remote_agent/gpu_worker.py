@@ -254,9 +254,7 @@ class Job:
             kept.close()
         stream.close()
         if events:
-            began = time.monotonic()
             code = self.process.wait()
-            ended = time.monotonic()
             _kill_group(self.process.pid, signal.SIGKILL)  # whatever it left behind goes with it
             if self.folder:
                 shutil.rmtree(self.folder, ignore_errors=True)
@@ -265,8 +263,6 @@ class Job:
                 self.exited = True
                 self.changed.notify_all()
             sandbox.sweep_unclaimed()  # the job's user, if its agent could not (killed by a cancel)
-            log("job %s: its process ended %.3f s after its events, its users were swept %.3f s after (at %.3f)" % (
-                self.id, ended - began, time.monotonic() - ended, time.monotonic()))
 
     def kill(self, wait=False):
         """TERM to the job's process tree (the agent starts the solution's process in a session of its own), KILL

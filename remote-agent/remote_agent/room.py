@@ -141,13 +141,14 @@ class Room:
     it; ``close()`` ends it and everything in it."""
 
     def __init__(self, layout: Layout, isolation: Isolation, keeper=None, ns_fds=(), user_namespace=False,
-                 pid_namespace=None):
+                 pid_namespace=None, first=None):
         self.layout = layout
         self.isolation = isolation
         self.keeper = keeper
         self.ns_fds = list(ns_fds)  # [(fd, CLONE_NEW*)] in the order a process joins them
         self.user_namespace = user_namespace
         self.pid_namespace = pid_namespace  # (dev, inode) of the room's PID namespace: its processes are in it
+        self.first = first  # the room's first process (1 in its namespace), as identity() names it: see close
 
     # ---- making and ending it
 
@@ -197,9 +198,10 @@ class Room:
                for name, kind in zip(names, kinds)]
         isolation = Isolation(**dict(base, namespaces=tuple(name for name, _, _ in NAMESPACES)))
         found = os.fstat(fds[names.index("pid_for_children")][0])
-        pid_namespace = (found.st_dev, found.st_ino)
-        turn.note(pid_namespace)  # the GPU's next job waits for it to empty
-        return cls(layout, isolation, keeper, fds, user_namespace, pid_namespace)
+        first = next((identity(pid) for pid in _children(keeper.pid)), None)
+        if first is not None:
+            turn.note(first)  # the GPU's next job waits for the room's end before it times anything
+        return cls(layout, isolation, keeper, fds, user_namespace, (found.st_dev, found.st_ino), first)
 
     def _probed(self, reasons) -> "Room":
         """The room as a process started into it finds it: where a confinement fails here (a kernel without the
@@ -226,18 +228,18 @@ class Room:
         return self
 
     def close(self) -> None:
-        """Ends the room: the keeper, and with it every process in the room; the namespaces go with the last.
-        Returns once none of its processes is left (5 s at most): each releases its device context as it ends, and
-        the GPU's next job (turn.py) is not to start beside that."""
+        """Ends the room: the keeper, and with it every process in the room; the namespaces go with the last. It
+        does not wait for them: a process killed with a device context takes 1.2-1.6 s to release it on the H100
+        (docs/evidence/replay-h100/run50-*), and the room is over only once its first process has ended, which the
+        kernel lets happen after every other process of its namespace, every thread of theirs, is gone
+        (zap_pid_ns_processes). ``wait_gone([room.first], ...)`` waits for that; the GPU's next job does, before it
+        times anything (turn.settle)."""
         for fd, _ in self.ns_fds:
             os.close(fd)
         self.ns_fds = []
         if self.keeper is not None:
             verification._kill(self.keeper)
             self.keeper = None
-            if self.pid_namespace is not None and not wait_empty([self.pid_namespace], 5.0):
-                print("agent: the room's processes had not all ended 5 s after its keeper: %s"
-                      % ", ".join(left_in([self.pid_namespace])), file=sys.stderr, flush=True)
 
     def end_strays(self, kept=(), most=5.0) -> "tuple[list[int], bool]":
         """Ends every process of the room but ``kept`` (processes the agent started into it, by the pids its Popen
@@ -293,9 +295,9 @@ class Room:
                 _signal(pid, signal.SIGSTOP)
         for pid in stopped:
             _signal(pid, signal.SIGKILL)
-        while any(_state(pid) not in ("Z", None) for pid in stopped) and time.monotonic() - began < most:
+        while not all(_exited(pid) for pid in stopped) and time.monotonic() - began < most:
             time.sleep(0.005)
-        gone = all(_state(pid) in ("Z", None) for pid in stopped)
+        gone = all(_exited(pid) for pid in stopped)
         return stopped, known and quiet == 2 and gone
 
     # ---- starting a process into it
@@ -340,44 +342,37 @@ class Room:
         return enter
 
 
-def wait_empty(namespaces, most) -> bool:
-    """Waits until no live process (a zombie is none) is in any of the PID namespaces ``namespaces`` ((dev, inode)
-    pairs), ``most`` seconds at most; whether they emptied."""
-    wanted = set(namespaces)
+def identity(pid) -> "tuple[int, int] | None":
+    """(pid, its start time in clock ticks since boot): a process named so that a later one given its pid is not it;
+    None where it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return pid, int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def wait_gone(processes, most) -> bool:
+    """Waits until each of ``processes`` (as identity() names them) has exited, ``most`` seconds at most; whether
+    they have. A room's first process (Room.first) exits only once its room is empty."""
     began = time.monotonic()
-    while True:
-        left = False
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                try:
-                    found = _pid_namespace(int(name))
-                except OSError:
-                    continue
-                if found in wanted and _state(int(name)) not in ("Z", None):
-                    left = True
-                    break
-        if not left:
-            return True
+    while not all(identity(pid) != (pid, start) or _exited(pid) for pid, start in processes):
         if time.monotonic() - began > most:
             return False
         time.sleep(0.005)
+    return True
 
 
-def left_in(namespaces) -> "list[str]":
-    """The live processes still in any of the PID namespaces ``namespaces``, in words (pid, name, state): for a log."""
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                inside = _pid_namespace(int(name)) in namespaces
-                with open("/proc/%s/stat" % name) as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            state = stat.rsplit(")", 1)[1].split()[0]
-            if inside and state != "Z":
-                found.append("%s %s %s" % (name, stat[stat.find("(") + 1:stat.rfind(")")], state))
-    return found
+def _exited(pid) -> bool:
+    """Whether ``pid`` has ended: gone, or a zombie none of whose threads is left (a process KILLed with a device
+    context is a zombie at once, while a thread of its still releases the context)."""
+    state = _state(pid)
+    if state != "Z":
+        return state is None
+    try:
+        return len(os.listdir("/proc/%d/task" % pid)) <= 1
+    except OSError:
+        return True
 
 
 def _state(pid) -> "str | None":

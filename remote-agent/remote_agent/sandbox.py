@@ -264,15 +264,18 @@ def sweep_all(uids, folders=SHARED_TEMP):
     the next look), removes what they own anywhere beneath ``folders`` and their System V IPC objects (POSIX
     queues are files of /dev/mqueue)."""
     uids = set(uids)
+    killed = set()
     for _ in range(100):
-        found = processes_of(uids)
-        if not found:
-            break
-        for pid, _uid in found:
+        found = {pid for pid, _uid in processes_of(uids)}
+        if found <= killed:
+            break  # each one KILLed already, and ending: a process being killed cannot fork (its device context
+            # can take a second or more to go: a closed room's processes, say)
+        for pid in found - killed:
             try:
-                os.kill(pid, signal.SIGKILL)  # a process being killed cannot fork
+                os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+        killed |= found
     for path in _files_of(uids, folders):
         try:
             if os.path.isdir(path) and not os.path.islink(path):

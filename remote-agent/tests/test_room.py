@@ -176,13 +176,13 @@ class RoomTest(unittest.TestCase):
         self.assertTrue(alone, ended)
         self.assertGreaterEqual(len(ended), 2, "the forker and the stopped one")
         inside = workspace.room.pid_namespace
-        self.assertTrue(room.wait_empty([], 0.1))
         left = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if room._in_namespace(pid, inside)
                 and room._state(pid) not in ("Z", None) and not room._leads_namespace(pid)]
         self.assertEqual([], left, "nothing of the job's left running or stopped")
 
-    def test_a_closed_room_has_no_process_left(self):
-        """The GPU's next job takes its turn once its holder's room closed: every process in it has ended."""
+    def test_a_closed_rooms_first_process_ends_last(self):
+        """The GPU's next job times nothing before its last holder's rooms ended (turn.settle): a room's first
+        process (Room.first) has ended only once every process in it has."""
         if "namespaces" in WITHOUT:
             self.skipTest("no PID namespace")
         workspace = self.job()
@@ -194,8 +194,16 @@ class RoomTest(unittest.TestCase):
         self.assertEqual("started", child.stdout.readline().strip())
         inside = os.stat("/proc/%d/ns/pid_for_children" % workspace.room.keeper.pid)
         self.assertEqual((inside.st_dev, inside.st_ino), workspace.room.pid_namespace, "the room's own")
+        first = workspace.room.first
+        self.assertEqual(first, room.identity(first[0]))
+        self.assertFalse(room.wait_gone([first], 0.1), "an open room's first process lives")
         workspace.room.close()
-        self.assertTrue(room.wait_empty([workspace.room.pid_namespace], 0.0), "empty as close returned")
+        self.assertTrue(room.wait_gone([first], 5.0))
+        left = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+                if room._in_namespace(pid, workspace.room.pid_namespace) and not room._exited(pid)]
+        self.assertEqual([], left, "nothing of the room's is left once its first process has ended")
+        child.wait(5)
+        self.assertTrue(room.wait_gone([(first[0], first[1] + 1)], 0.0), "another process given its pid is not it")
 
     def test_the_room_ends_when_its_agent_does(self):
         """An agent killed (a cancel, the worker's end) takes its room and every process in it along."""

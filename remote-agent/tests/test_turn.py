@@ -7,11 +7,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from unittest import mock
 
-from remote_agent import turn
+from remote_agent import room, turn
 
 AGENT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOLDER = ("import sys, time\nfrom remote_agent import turn\nassert turn.take(flag=sys.argv[1])\n"
@@ -81,23 +82,42 @@ class TurnTest(unittest.TestCase):
         turn.release()
         self.assertTrue(free(self.flag), "its child holds no copy of the lock")
 
-    def test_the_next_taker_waits_until_the_last_holders_rooms_are_empty(self):
-        # The holder noted a room whose processes are all alive (here: this machine's own PID namespace, never empty):
-        # a cancel KILLs an agent and its room's processes at once, and the lock goes with the agent.
-        code = ("import os, sys\nfrom remote_agent import turn\nfound = os.stat('/proc/self/ns/pid')\n"
-                "turn.note((found.st_dev, found.st_ino))\n"
+    def test_the_next_taker_times_nothing_before_the_last_holders_rooms_ended(self):
+        # The holder noted a room whose first process lives on (a cancel KILLs an agent and its room's processes at
+        # once, and the lock goes with the agent; those processes release their device contexts a moment later).
+        alive = subprocess.Popen(["sleep", "30"])
+        self.addCleanup(alive.wait)
+        self.addCleanup(alive.kill)
+        code = ("import sys\nfrom remote_agent import room, turn\nturn.note(room.identity(int(sys.argv[2])))\n"
                 "assert turn.take(flag=sys.argv[1])\n")
-        subprocess.run([sys.executable, "-c", code, self.flag], check=True, env=dict(os.environ, PYTHONPATH=AGENT_ROOT))
-        began = time.monotonic()
-        with mock.patch.object(turn, "ROOMS_GONE_SECONDS", 0.4):
-            self.assertTrue(turn.take(most=5, flag=self.flag))
-        self.assertGreaterEqual(time.monotonic() - began, 0.4, "its room's processes were waited for")
-        turn.release()
-        with open(self.flag, "w") as f:
-            f.write("1:2")  # a room whose namespace no process is in
+        subprocess.run([sys.executable, "-c", code, self.flag, str(alive.pid)], check=True,
+                       env=dict(os.environ, PYTHONPATH=AGENT_ROOT))
         began = time.monotonic()
         self.assertTrue(turn.take(most=5, flag=self.flag))
-        self.assertLess(time.monotonic() - began, 0.3, "an empty room is not waited for")
+        self.assertLess(time.monotonic() - began, 0.3, "the turn is taken at once: the job may check meanwhile")
+        with mock.patch.object(turn, "ROOMS_GONE_SECONDS", 0.4):
+            turn.settle()
+        self.assertGreaterEqual(time.monotonic() - began, 0.4, "its room was waited for before any timing")
+        began = time.monotonic()
+        turn.settle()
+        self.assertLess(time.monotonic() - began, 0.1, "once")
+        turn.release()
+        with open(self.flag, "w") as f:
+            f.write("%d:%d" % room.identity(alive.pid))
+        threading.Timer(0.3, alive.kill).start()
+        self.assertTrue(turn.take(most=5, flag=self.flag))
+        began = time.monotonic()
+        turn.settle()
+        self.assertGreater(time.monotonic() - began, 0.2, "waited until that room's first process ended")
+        self.assertLess(time.monotonic() - began, 2.0)
+        turn.release()
+        with open(self.flag, "w") as f:
+            f.write("%d:1" % alive.pid)  # a process given the pid of a room's first process is not it
+        self.assertTrue(turn.take(most=5, flag=self.flag))
+        began = time.monotonic()
+        turn.settle()
+        self.assertLess(time.monotonic() - began, 0.1, "a room that ended is not waited for")
+        turn.release()
 
     def test_any_other_descriptor_of_the_file_is_another_holder(self):
         fd = os.open(self.flag, os.O_RDWR | os.O_CREAT)
