@@ -232,8 +232,8 @@ class Room:
         does not wait for them: a process killed with a device context takes 1.2-1.6 s to release it on the H100
         (docs/evidence/replay-h100/run50-*), and the room is over only once its first process has ended, which the
         kernel lets happen after every other process of its namespace, every thread of theirs, is gone
-        (zap_pid_ns_processes). ``wait_gone([room.first], ...)`` waits for that; the GPU's next job does, before it
-        times anything (turn.settle)."""
+        (zap_pid_ns_processes). ``wait_ended([room.first], ...)`` waits until every process of it is ending; the
+        GPU's next job does, before it times anything (turn.settle)."""
         for fd, _ in self.ns_fds:
             os.close(fd)
         self.ns_fds = []
@@ -352,15 +352,51 @@ def identity(pid) -> "tuple[int, int] | None":
         return None
 
 
-def wait_gone(processes, most) -> bool:
-    """Waits until each of ``processes`` (as identity() names them) has exited, ``most`` seconds at most; whether
-    they have. A room's first process (Room.first) exits only once its room is empty."""
+def wait_ended(firsts, most) -> bool:
+    """Waits until the rooms whose first processes are ``firsts`` (as identity() names them) have ended, ``most``
+    seconds at most; whether they have. A room has ended once its first process has exited, or once every process
+    of its PID namespace (the first included) is ending: KILLed, it runs no code and sends the device nothing more,
+    and what it sent goes with its context (a process KILLed with a kernel spinning or 8 GiB held was reaped 0.07 s
+    later, and another process's empty windows read as before meanwhile: docs/evidence/replay-h100/run53-*). Its
+    exit can wait a second or more for the rest (the kernel's zap_pid_ns_processes): not for that."""
     began = time.monotonic()
-    while not all(identity(pid) != (pid, start) or _exited(pid) for pid, start in processes):
+    while not all(_room_ended(first) for first in firsts):
         if time.monotonic() - began > most:
             return False
         time.sleep(0.005)
     return True
+
+
+def _room_ended(first) -> bool:
+    pid, start = first
+    if identity(pid) != (pid, start) or _exited(pid):
+        return True
+    try:
+        inside = _pid_namespace(pid)  # the room's: 1 there (its namespace cannot be another's while it lives)
+    except OSError:
+        return True
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                member = _pid_namespace(int(name)) == inside
+            except OSError:
+                continue
+            if member and not _ending(int(name)):
+                return False
+    return True
+
+
+PF_EXITING = 0x4  # a task's flags (/proc/PID/stat, field 9): in do_exit, linux/sched.h
+
+
+def _ending(pid) -> bool:
+    """Whether ``pid`` is gone, a zombie, or exiting."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return True
+    return fields[0] in ("Z", "X") or bool(int(fields[6]) & PF_EXITING)
 
 
 def _exited(pid) -> bool:

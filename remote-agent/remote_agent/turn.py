@@ -92,7 +92,7 @@ def settle():
     from remote_agent import room  # here: room.py is the agent's, this module the worker's too
     last, began = list(_last), time.monotonic()
     _last.clear()
-    if last and not room.wait_gone(last, ROOMS_GONE_SECONDS):
+    if last and not room.wait_ended(last, ROOMS_GONE_SECONDS):
         print("agent: the last job's rooms had not ended %.0f s after this job's turn came" % ROOMS_GONE_SECONDS,
               file=sys.stderr, flush=True)
     elif time.monotonic() - began > 0.05:

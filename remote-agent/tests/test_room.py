@@ -181,8 +181,8 @@ class RoomTest(unittest.TestCase):
         self.assertEqual([], left, "nothing of the job's left running or stopped")
 
     def test_a_closed_rooms_first_process_ends_last(self):
-        """The GPU's next job times nothing before its last holder's rooms ended (turn.settle): a room's first
-        process (Room.first) has ended only once every process in it has."""
+        """The GPU's next job times nothing before its last holder's rooms ended (turn.settle): every process of
+        the room is ending (KILLed) or gone, its first process (Room.first) included."""
         if "namespaces" in WITHOUT:
             self.skipTest("no PID namespace")
         workspace = self.job()
@@ -196,14 +196,14 @@ class RoomTest(unittest.TestCase):
         self.assertEqual((inside.st_dev, inside.st_ino), workspace.room.pid_namespace, "the room's own")
         first = workspace.room.first
         self.assertEqual(first, room.identity(first[0]))
-        self.assertFalse(room.wait_gone([first], 0.1), "an open room's first process lives")
+        self.assertFalse(room.wait_ended([first], 0.1), "an open room has not ended")
         workspace.room.close()
-        self.assertTrue(room.wait_gone([first], 5.0))
+        self.assertTrue(room.wait_ended([first], 5.0))
         left = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-                if room._in_namespace(pid, workspace.room.pid_namespace) and not room._exited(pid)]
-        self.assertEqual([], left, "nothing of the room's is left once its first process has ended")
+                if room._in_namespace(pid, workspace.room.pid_namespace) and not room._ending(pid)]
+        self.assertEqual([], left, "nothing of the room's runs once it has ended")
         child.wait(5)
-        self.assertTrue(room.wait_gone([(first[0], first[1] + 1)], 0.0), "another process given its pid is not it")
+        self.assertTrue(room.wait_ended([(first[0], first[1] + 1)], 0.0), "another process given its pid is not it")
 
     def test_the_room_ends_when_its_agent_does(self):
         """An agent killed (a cancel, the worker's end) takes its room and every process in it along."""
