@@ -246,8 +246,8 @@ class Room:
         objects have) and what they started, and the room's first process (1 in its PID namespace, which reaps
         its orphans): whatever the job's code left running (a double fork, the child of a process that ended) or
         runs in (a process of the agent's it no longer needs). Each is stopped (SIGSTOP: a process that forks in a
-        loop is outrun no longer) until none of them runs, then KILLed, and waited for until it is a zombie or gone
-        (its device context released with its last work). Returns (their pids in the host's numbering, whether the
+        loop is outrun no longer) until none of them runs, then KILLed, and waited for until it is ending (it runs
+        no code and sends the device nothing more; its context goes with its last thread, a moment later). Returns (their pids in the host's numbering, whether the
         room is known to hold nothing else now): not where a process could not be told in or out of the room (no
         right to its namespace), nor after ``most`` seconds. A room without a PID namespace of its own cannot tell
         its processes from others: nothing is ended, and it is not known clean (its results never rank anyway)."""
@@ -295,9 +295,9 @@ class Room:
                 _signal(pid, signal.SIGSTOP)
         for pid in stopped:
             _signal(pid, signal.SIGKILL)
-        while not all(_exited(pid) for pid in stopped) and time.monotonic() - began < most:
+        while not all(_ending(pid) for pid in stopped) and time.monotonic() - began < most:
             time.sleep(0.005)
-        gone = all(_exited(pid) for pid in stopped)
+        gone = all(_ending(pid) for pid in stopped)
         return stopped, known and quiet == 2 and gone
 
     # ---- starting a process into it
@@ -369,8 +369,8 @@ def wait_ended(firsts, most) -> bool:
 
 def _room_ended(first) -> bool:
     pid, start = first
-    if identity(pid) != (pid, start) or _exited(pid):
-        return True
+    if identity(pid) != (pid, start) or _state(pid) in ("Z", None):
+        return True  # exited: the kernel lets it once nothing else is left in its room
     try:
         inside = _pid_namespace(pid)  # the room's: 1 there (its namespace cannot be another's while it lives)
     except OSError:
@@ -397,18 +397,6 @@ def _ending(pid) -> bool:
     except OSError:
         return True
     return fields[0] in ("Z", "X") or bool(int(fields[6]) & PF_EXITING)
-
-
-def _exited(pid) -> bool:
-    """Whether ``pid`` has ended: gone, or a zombie none of whose threads is left (a process KILLed with a device
-    context is a zombie at once, while a thread of its still releases the context)."""
-    state = _state(pid)
-    if state != "Z":
-        return state is None
-    try:
-        return len(os.listdir("/proc/%d/task" % pid)) <= 1
-    except OSError:
-        return True
 
 
 def _state(pid) -> "str | None":
