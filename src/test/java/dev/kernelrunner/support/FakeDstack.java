@@ -44,10 +44,13 @@ public final class FakeDstack implements AutoCloseable {
     Path home = TempDirs.directory("fake-dstack");
     Files.writeString(home.resolve("config.json"), knobs.encode());
     Files.createDirectories(home.resolve("echo"));
+    Files.createDirectories(home.resolve("tmp"));
     ProcessBuilder builder = new ProcessBuilder("python3", SCRIPT.toString(), home.toString())
         .redirectError(home.resolve("server.log").toFile());
     // The containers (children of the server) write the code they received here (see fake_agent.py).
     builder.environment().put("FAKE_AGENT_ECHO_DIR", home.resolve("echo").toString());
+    // Its containers' folders (fake-dstack-run-*) go with the test's own, when the test JVM ends.
+    builder.environment().put("TMPDIR", home.resolve("tmp").toString());
     Process process = builder.start();
     BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
     String line = out.readLine();
