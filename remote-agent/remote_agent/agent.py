@@ -214,14 +214,6 @@ HOME, JUDGE_HOME, BUILD, PROFILER = "home", "judge", "build", "profiler"
 WORK_FOLDERS = re.compile(r"^kr-agent-(\d+)-")
 
 
-def timing_begins():
-    """Before anything of this job's is timed or profiled: the last job's rooms on this GPU have ended, every
-    process of theirs with its device context (turn.settle), and the next jobs' processes keep off the device
-    (gate.hold)."""
-    turn.settle()
-    gate.hold()
-
-
 def make_work(parent=None):
     """The submission's work folder: the agent's (readable, not writable, by the job's user: no job file or library
     of ours can be swapped; by no other job's user), with the job user's own folders inside; bound into the room.
@@ -421,6 +413,7 @@ class Agent:
         self.workspace = workspace  # the caller's to close; else made when first needed, and closed by run()
         self.own_workspace = None
         self.kept_references = None  # benchmark mode: (cache, key, kept times or None): reference_cache_entry
+        self.settled = True  # whether the last job's rooms on this GPU had ended when this one's turn came (turn.py)
         if workspace is not None:
             self._stamp()
 
@@ -613,7 +606,7 @@ class Agent:
         argv, _ = self._worker_argv(work, dict(self._job_basis(payload), mode="reference"), "reference-job.json")
         child = self.prestarted.take(argv[-1])
         if child is not None:
-            timing_begins()
+            gate.hold()
             self.solution = SolutionProcess(child, waits_for_job=True)
 
     def _job_basis(self, payload):
@@ -648,7 +641,7 @@ class Agent:
         if solution is None:
             child = self._start_worker(argv, env, work)
             if payload.mode == "benchmark" and kept is None:
-                timing_begins()  # it times the reference first
+                gate.hold()  # it times the reference first
             solution = self.solution = SolutionProcess(child)
         child = solution.child
         references = records = checked = None
@@ -676,7 +669,9 @@ class Agent:
                 self.reference_window = quiet.window_of({t.get("test_id"): t for t in message.get("tests") or []
                                                          if isinstance(t, dict)})
                 self.reference_timing = {"timed": "this job"}
-                if self.kept_references is not None:
+                if self.settled and turn.held() and quiet.History.of_turn() is not None:
+                    quiet.History.of_turn().keep(self.reference_window)  # timed before any code of the job's ran
+                if self.kept_references is not None and self.settled:
                     cache, key, _ = self.kept_references
                     cache.put(key, references)
                 self._mark("the reference timed")
@@ -725,6 +720,7 @@ class Agent:
             return False
         if turn.held():
             gate.clear()  # a flag the last holder of the turn left, killed mid-benchmark: the gate is the turn's
+            self.settled = turn.settle()  # the last job's rooms ended before anything of this one's is on the device
         if time.monotonic() - began > 0.01:
             self._mark("the device's turn came after %.3f s" % (time.monotonic() - began))
         return True
@@ -804,7 +800,7 @@ class Agent:
         """The times, measured where the submission cannot reach (``measure``), published as BENCHMARK_RESULTs and
         BENCHMARKED; then, for an audited result, Nsight Compute's check of the replay (VERIFIED)."""
         self.out.emit("BENCHMARKING", total_tests=len(problem.cases))
-        timing_begins()  # the next jobs' processes wait before touching the device
+        gate.hold()  # the next jobs' processes wait before touching the device
         try:
             alone = self.end_strays()
             measured = self.measure(payload, problem, toolchain, work, report.records, alone)
@@ -837,19 +833,21 @@ class Agent:
 
     def quiet(self, figures, timing):
         """A replay's timing, unranked where its empty windows read long against the GPU's usual ones (quiet.py:
-        another context was busy on the device, and its figures may be fast); else as it is, and its window, with
-        the reference's timed in this job, kept as this GPU's."""
+        another context was busy on the device, and its figures may be fast), or where the last job's rooms had
+        not ended when this job's turn came (turn.settle); else as it is, and its window kept as this GPU's if it
+        is as usual."""
         if timing["method"] != "replayed":
             return timing
         history = quiet.History.of_turn() if turn.held() else None
-        seen = (history.read() if history is not None else []) + [self.reference_window]
-        why = quiet.long_window(figures, quiet.usual(seen))
+        usual = quiet.usual((history.read() if history is not None else []) + [self.reference_window])
+        why = (None if self.settled else "the last job's processes on this GPU had not ended when this job's turn "
+               "came") or quiet.long_window(figures, usual)
         if why is not None:
             log("agent: not ranked:", why)
-            self._mark("the replay's windows read long: not ranked")
+            self._mark("the GPU was not known quiet: not ranked")
             return dict(timing, status="unranked", reason=why)
-        if history is not None:
-            history.keep(self.reference_window, quiet.window_of(figures))
+        if history is not None and quiet.keeps(quiet.window_of(figures), usual):
+            history.keep(quiet.window_of(figures))
         return timing
 
     def end_strays(self):
@@ -936,7 +934,7 @@ class Agent:
         audit = self.audit_once(payload, work, tool, results, "audit")
         if audit["status"] == "unverified":
             self._mark("unverified; audited once more, the device held")
-            timing_begins()
+            gate.hold()
             try:
                 again = self.audit_once(payload, work, tool, results, "audit-again")
             finally:
@@ -1009,7 +1007,7 @@ class Agent:
         argv, env = self._worker_argv(work, dict(self._job_basis(payload), mode="baseline"))
         device_start = _background(device.info)
         child = self._start_worker(argv, env, work)
-        timing_begins()
+        gate.hold()
         solution = SolutionProcess(child)
         try:
             self.out.emit("BENCHMARKING", methods=list(baseline.METHODS), total_tests=len(problem.cases))
@@ -1092,7 +1090,6 @@ class Agent:
             command = profiler.ncu_command(tool, report_base, tool_log, argv)
         limit = payload.limits["benchmark_seconds"]
         # The author's own profile: the profiler and the solution in the room, the report in the profiler's folder.
-        turn.settle()
         child = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, start_new_session=True, preexec_fn=self.room.preexec(
                                      "profiler", work, own=[folder, os.path.join(work, HOME)]))

@@ -9,9 +9,11 @@ neighbour-hog.cu with the turn taken out). So a replay whose windows read long i
 
 What "usual" is: the lower quartile of the windows this GPU's trusted processes read lately, where nothing of a
 submission's could run beside them: the replays that passed this check, kept by the worker's agents beside the
-GPU's turn (a file only the holder of the turn writes, in a folder no job's room has), and the reference's, timed in
-this job before the solution's library was loaded. Work on the device only lengthens a window, so the low end is the
-GPU's own. A GPU busy from before its worker's first job on (its history and every reference read long) cannot be
+GPU's turn (a file only the holder of the turn writes, in a folder no job's room has), and the references', timed in
+a job's turn after the last job's rooms ended (turn.settle) and before its solution's library was loaded. Work on the
+device only lengthens a window, so the low end is the GPU's own; a replay's window joins only within KEEP_SHARE of
+it, so that no run of jobs can raise it. Where no usual window is known, or a test came with none, the replay does
+not rank either. A GPU busy from before its worker's first job on (its history and every reference read long) cannot be
 told from a slow one: the worker must have its GPUs to itself (remote-agent/README.md).
 """
 import json
@@ -26,6 +28,9 @@ from remote_agent import turn
 # lowest); beside another context's work, x1.6-2.0. A window longer by this share takes at most 0.19 us too much off
 # each sample: 8% of the smallest honest figure here (2.3 us).
 LONG_SHARE = 1.15
+# A replay's window joins the history only within this share of the usual: one read near the limit, taken in, would
+# let the next ones read longer still.
+KEEP_SHARE = 1.05
 KEPT = 64  # the windows a GPU's history holds, the latest
 SUFFIX = ".windows"
 
@@ -44,15 +49,23 @@ def usual(windows):
 
 def long_window(figures, usual_ms):
     """Why a timed run's figures may be fast, or None: a test's figures taken less a window over LONG_SHARE of the
-    usual one (another context was busy on the GPU)."""
-    if not usual_ms:
-        return None
-    longest = max((f.get("empty_window_ms") for f in figures.values()
-                   if isinstance(f, dict) and _ms(f.get("empty_window_ms"))), default=None)
-    if longest is None or longest <= LONG_SHARE * usual_ms:
+    usual one (another context was busy on the GPU), or one that is no window at all, or no usual one to go by."""
+    if not _ms(usual_ms):
+        return "the GPU's usual empty event window is not known: whether it was quiet cannot be told"
+    windows = [f.get("empty_window_ms") if isinstance(f, dict) else None for f in figures.values()]
+    if not windows or not all(_ms(w) for w in windows):
+        return "a test's figures came with no empty event window of the replay's: whether the GPU was quiet cannot " \
+               "be told"
+    longest = max(windows)
+    if longest <= LONG_SHARE * usual_ms:
         return None
     return ("the GPU's empty event window read %.3f us against its usual %.3f us while the replay was timed: another "
             "context was busy on the device, and that takes small figures low" % (1000 * longest, 1000 * usual_ms))
+
+
+def keeps(window_ms, usual_ms):
+    """Whether a replay's window that passed joins the GPU's history: within KEEP_SHARE of the usual one."""
+    return _ms(window_ms) and _ms(usual_ms) and window_ms <= KEEP_SHARE * usual_ms
 
 
 class History:
@@ -79,14 +92,18 @@ class History:
     def keep(self, *windows):
         """``windows`` added (the latest KEPT kept), written whole (a new file renamed over the old)."""
         kept = (self.read() + [w for w in windows if _ms(w)])[-KEPT:]
+        fresh = None
         try:
             fd, fresh = tempfile.mkstemp(dir=os.path.dirname(self.path), prefix=".windows-")
             with os.fdopen(fd, "w") as f:
                 json.dump(kept, f)
             os.replace(fresh, self.path)
-        except OSError as e:  # a history not kept only leaves the next check less to go on
+        except (OSError, ValueError) as e:  # a history not kept only leaves the next check less to go on
             print("agent: the GPU's windows were not kept:", e, file=sys.stderr, flush=True)
+            if fresh is not None and os.path.exists(fresh):
+                os.unlink(fresh)
 
 
 def _ms(value):
+    """A window in ms, as the H100 reads them (about 0.00125): a positive finite number under 1 ms."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1.0

@@ -200,7 +200,7 @@ class Room:
         found = os.fstat(fds[names.index("pid_for_children")][0])
         first = next((identity(pid) for pid in _children(keeper.pid)), None)
         if first is not None:
-            turn.note(first)  # the GPU's next job waits for the room's end before it times anything
+            turn.note(first)  # the GPU's next job waits for the room's end before anything of its own is on the device
         return cls(layout, isolation, keeper, fds, user_namespace, (found.st_dev, found.st_ino), first)
 
     def _probed(self, reasons) -> "Room":
@@ -229,11 +229,10 @@ class Room:
 
     def close(self) -> None:
         """Ends the room: the keeper, and with it every process in the room; the namespaces go with the last. It
-        does not wait for them: a process killed with a device context takes 1.2-1.6 s to release it on the H100
-        (docs/evidence/replay-h100/run50-*), and the room is over only once its first process has ended, which the
-        kernel lets happen after every other process of its namespace, every thread of theirs, is gone
-        (zap_pid_ns_processes). ``wait_ended([room.first], ...)`` waits until every process of it is ending; the
-        GPU's next job does, before it times anything (turn.settle)."""
+        does not wait for them (the room's first process exited 1.0-1.95 s after its KILL on the H100, the kernel's
+        zap_pid_ns_processes waiting for the rest: docs/evidence/replay-h100/run50-*).
+        ``wait_ended([room.first], ...)`` waits until every other process of it has exited; the GPU's next job does,
+        once its turn has come (turn.settle)."""
         for fd, _ in self.ns_fds:
             os.close(fd)
         self.ns_fds = []
@@ -246,10 +245,12 @@ class Room:
         objects have) and what they started, and the room's first process (1 in its PID namespace, which reaps
         its orphans): whatever the job's code left running (a double fork, the child of a process that ended) or
         runs in (a process of the agent's it no longer needs). Each is stopped (SIGSTOP: a process that forks in a
-        loop is outrun no longer) until none of them runs, then KILLed, and waited for until it is ending (it runs
-        no code and sends the device nothing more; its context goes with its last thread, a moment later). Returns (their pids in the host's numbering, whether the
-        room is known to hold nothing else now): not where a process could not be told in or out of the room (no
-        right to its namespace), nor after ``most`` seconds. A room without a PID namespace of its own cannot tell
+        loop is outrun no longer) until none of them runs (every thread: one whose first thread ended reads as a
+        zombie), then KILLed, and waited for until every thread of it is exiting: it runs no code of the job's
+        and sends the device nothing more. Its context goes as it exits, a moment later (0.13 s here in run 53), not
+        waited for: work it queued and that still runs then lengthens the replay's windows, which quiet.py bounds.
+        Returns (their pids in the host's numbering, whether the room is known to hold nothing else now): not where
+        a process could not be told in or out of the room (no right to its namespace), nor after ``most`` seconds. A room without a PID namespace of its own cannot tell
         its processes from others: nothing is ended, and it is not known clean (its results never rank anyway)."""
         inside = self.pid_namespace
         if not self.ns_fds or self.keeper is None or inside is None:
@@ -262,28 +263,26 @@ class Room:
                 if pid in ours:
                     continue
                 member = _in_namespace(pid, inside, self.isolation.uid)
-                state = _state(pid)
                 if member is None:
                     known = False
                 elif member and _leads_namespace(pid):
                     leaders.append(pid)
-                elif member and state not in ("Z", None):
+                elif member and _live(pid):  # a zombie whose threads run (its first thread ended) included
                     if pid not in stopped:
                         stopped.append(pid)  # stopped by now, or by itself: its queued device work still runs
-                    if state not in ("T", "t"):
+                    if _running(pid):
                         running.append(pid)
             # An orphan is the room's first process's child: those are walked at once, each stopped as it is
             # found (one that forks and ends every few ms is gone before a look through all of /proc reaches it).
             todo = [child for leader in leaders for child in _children(leader)]
             while todo:
                 pid = todo.pop()
-                state = _state(pid)
-                if pid in ours or state is None:
+                if pid in ours or not _tasks(pid):
                     continue
                 todo.extend(_children(pid))  # an ending one's too: they are the first process's a moment later
-                if state == "Z":
+                if not _live(pid):
                     continue
-                if state not in ("T", "t"):
+                if _running(pid):
                     _signal(pid, signal.SIGSTOP)
                     running.append(pid)
                 if pid not in stopped:
@@ -295,9 +294,9 @@ class Room:
                 _signal(pid, signal.SIGSTOP)
         for pid in stopped:
             _signal(pid, signal.SIGKILL)
-        while not all(_ending(pid) for pid in stopped) and time.monotonic() - began < most:
+        while any(_live(pid) for pid in stopped) and time.monotonic() - began < most:
             time.sleep(0.005)
-        gone = all(_ending(pid) for pid in stopped)
+        gone = not any(_live(pid) for pid in stopped)
         return stopped, known and quiet == 2 and gone
 
     # ---- starting a process into it
@@ -354,11 +353,11 @@ def identity(pid) -> "tuple[int, int] | None":
 
 def wait_ended(firsts, most) -> bool:
     """Waits until the rooms whose first processes are ``firsts`` (as identity() names them) have ended, ``most``
-    seconds at most; whether they have. A room has ended once its first process has exited, or once every process
-    of its PID namespace (the first included) is ending: KILLed, it runs no code and sends the device nothing more,
-    and what it sent goes with its context (a process KILLed with a kernel spinning or 8 GiB held was reaped 0.07 s
-    later, and another process's empty windows read as before meanwhile: docs/evidence/replay-h100/run53-*). Its
-    exit can wait a second or more for the rest (the kernel's zap_pid_ns_processes): not for that."""
+    seconds at most; whether they have. A room has ended once its first process has exited, or once every other
+    process of its PID namespace has, every thread of it (a zombie: its memory and files, its device context with
+    them, released; a process KILLed with a kernel spinning or 8 GiB held was reaped 0.07 s later:
+    docs/evidence/replay-h100/run53-*). Its first process, the room's keeper, which runs nothing of the job's, can
+    take a second or more more to exit (the kernel's zap_pid_ns_processes): that is not waited for."""
     began = time.monotonic()
     while not all(_room_ended(first) for first in firsts):
         if time.monotonic() - began > most:
@@ -376,27 +375,50 @@ def _room_ended(first) -> bool:
     except OSError:
         return True
     for name in os.listdir("/proc"):
-        if name.isdigit():
+        if name.isdigit() and int(name) != pid:
             try:
                 member = _pid_namespace(int(name)) == inside
             except OSError:
                 continue
-            if member and not _ending(int(name)):
+            if member and not _exited(int(name)):
                 return False
     return True
 
 
-PF_EXITING = 0x4  # a task's flags (/proc/PID/stat, field 9): in do_exit, linux/sched.h
+PF_EXITING = 0x4  # a task's flags (/proc/PID/task/TID/stat, field 9): in do_exit, linux/sched.h
 
 
-def _ending(pid) -> bool:
-    """Whether ``pid`` is gone, a zombie, or exiting."""
+def _tasks(pid) -> "list[tuple[str, int]]":
+    """(state, flags) of each of a process's threads; [] once it is gone. Its first thread may have ended (a
+    zombie) while others run: the process is each of them."""
+    found = []
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
-        return True
-    return fields[0] in ("Z", "X") or bool(int(fields[6]) & PF_EXITING)
+        return found
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            found.append((fields[0], int(fields[6])))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _live(pid) -> bool:
+    """Whether a thread of ``pid`` may still run its code: one neither ended nor exiting (a KILLed one is)."""
+    return any(state not in ("Z", "X") and not flags & PF_EXITING for state, flags in _tasks(pid))
+
+
+def _running(pid) -> bool:
+    """Whether a live thread of ``pid`` is not stopped."""
+    return any(state not in ("Z", "X", "T", "t") and not flags & PF_EXITING for state, flags in _tasks(pid))
+
+
+def _exited(pid) -> bool:
+    """Whether every thread of ``pid`` has ended (or it is gone): its memory and its files are released."""
+    return all(state in ("Z", "X") for state, _ in _tasks(pid))
 
 
 def _state(pid) -> "str | None":
@@ -422,8 +444,19 @@ def _leads_namespace(pid) -> bool:
 
 
 def _pid_namespace(pid) -> "tuple[int, int]":
-    """(dev, inode) of the PID namespace ``pid`` is in (OSError where it is gone, or not this process's to know)."""
-    found = os.stat("/proc/%d/ns/pid" % pid)
+    """(dev, inode) of the PID namespace ``pid`` is in (OSError where it is gone, or not this process's to know):
+    read through a thread that runs where its first one has ended (a zombie's own link is gone)."""
+    try:
+        found = os.stat("/proc/%d/ns/pid" % pid)
+    except FileNotFoundError:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                found = os.stat("/proc/%d/task/%s/ns/pid" % (pid, tid))
+                break
+            except FileNotFoundError:
+                continue
+        else:
+            raise
     return found.st_dev, found.st_ino
 
 

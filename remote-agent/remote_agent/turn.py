@@ -13,11 +13,11 @@ job's room has (its /tmp is its own; room.layout_for binds only the timing gate'
 back when its holder's descriptor closes, the holder killed included, so a job killed mid-way holds up nothing. The
 descriptor is never inherited past an exec (close-on-exec), and the agent takes the turn after its processes were
 forked (agent.Prestarted). The holder writes its rooms' first processes into the file (``note``), and a taker, before
-it times anything (``settle``), waits until they have ended, which the kernel lets a room's first process do only once
-every other process of its room is gone: the lock is given back when its holder dies, or once it closed its rooms,
-whose processes release their device contexts a moment later (1.2-1.6 s on the H100). Meanwhile the taker may check
-and judge. A room is named by its first process's pid and start time: the inode of a PID namespace that ended is
-given to the next one made, and a spare's new room once held a taker for 10 s (docs/evidence/replay-h100/run50-*).
+anything of its job's touches the device (``settle``), waits until every other process of those rooms has exited:
+the lock is given back when its holder dies, or once it KILLed its rooms, whose processes release their memory and
+device contexts a moment later. A room is named by its first process's pid and start time: the inode of a PID
+namespace that ended is given to the next one made, and a spare's new room once held a taker for 10 s
+(docs/evidence/replay-h100/run50-*).
 Without the variable (a cold agent, one job per GPU) there is no turn and nothing waits.
 """
 import fcntl
@@ -70,8 +70,11 @@ def note(first):
 
 
 def _write_rooms():
-    os.ftruncate(_held, 0)
-    os.pwrite(_held, "\n".join(_rooms).encode(), 0)
+    """This process's rooms, and the last holder's while they are not known to have ended (a holder killed before
+    it settled passes them on), written over the file (never empty meanwhile: written, then cut to length)."""
+    text = "\n".join(_rooms + ["%d:%d" % first for first in _last]).encode()
+    os.pwrite(_held, text.ljust(max(len(text), 1), b"\n"), 0)
+    os.ftruncate(_held, max(len(text), 1))
 
 
 def _read_rooms(fd):
@@ -87,17 +90,24 @@ def _read_rooms(fd):
 
 
 def settle():
-    """Before this process's job times anything: waits (ROOMS_GONE_SECONDS at most) until the rooms of the turn's
-    last holder have ended, every process of theirs with its device context."""
+    """Once this process has the turn, before anything of its job's touches the device: waits (ROOMS_GONE_SECONDS
+    at most) until the rooms of the turn's last holder have ended (room.wait_ended), every process of theirs with
+    its device context. Whether they had: a job that goes on without (it is logged) ranks nothing."""
     from remote_agent import room  # here: room.py is the agent's, this module the worker's too
-    last, began = list(_last), time.monotonic()
-    _last.clear()
-    if last and not room.wait_ended(last, ROOMS_GONE_SECONDS):
+    if not _last:
+        return True
+    began = time.monotonic()
+    ended = room.wait_ended(list(_last), ROOMS_GONE_SECONDS)
+    if not ended:
         print("agent: the last job's rooms had not ended %.0f s after this job's turn came" % ROOMS_GONE_SECONDS,
               file=sys.stderr, flush=True)
     elif time.monotonic() - began > 0.05:
-        print("agent: the last job's rooms ended %.3f s after this job first timed" % (time.monotonic() - began),
+        print("agent: the last job's rooms ended %.3f s after this job's turn came" % (time.monotonic() - began),
               file=sys.stderr, flush=True)
+    _last.clear()
+    if _held is not None:
+        _write_rooms()
+    return ended
 
 
 def held():

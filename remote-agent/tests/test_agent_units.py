@@ -788,18 +788,34 @@ class QuietTest(unittest.TestCase):
         self.assertIn("2.208 us against its usual 1.250 us", timing["reason"])
         self.assertEqual([0.00125] * 8, history.read(), "a long window is not the GPU's usual")
 
-    def test_a_quiet_replay_ranks_and_its_windows_are_kept(self):
+    def test_a_quiet_replay_ranks_and_its_window_is_kept(self):
         history = self.held_turn([0.00125] * 8)
         self.agent.reference_window = 0.001216
         self.assertEqual(self.REPLAYED, self.agent.quiet(self.ALONE, dict(self.REPLAYED)))
-        self.assertEqual([0.00125] * 8 + [0.001216, 0.001264], history.read())
+        self.assertEqual([0.00125] * 8 + [0.001264], history.read())
+
+    def test_a_window_near_the_limit_ranks_but_is_not_kept(self):
+        history = self.held_turn([0.00125] * 8)
+        near = {1: {"empty_window_ms": 0.00140}, 2: {"empty_window_ms": 0.00140}}  # x1.12: not long, not usual
+        self.assertEqual("verified", self.agent.quiet(near, dict(self.REPLAYED))["status"])
+        self.assertEqual([0.00125] * 8, history.read(), "no run of such jobs raises the usual window")
+
+    def test_a_job_whose_turn_came_before_the_last_rooms_ended_does_not_rank(self):
+        self.held_turn([0.00125] * 8)
+        self.agent.settled = False
+        timing = self.agent.quiet(self.ALONE, dict(self.REPLAYED))
+        self.assertEqual("unranked", timing["status"])
+        self.assertIn("had not ended", timing["reason"])
 
     def test_without_a_turn_the_reference_timed_in_the_job_is_the_usual(self):
         with mock.patch.dict(os.environ, {agent_module.turn.VARIABLE: ""}):
             self.agent.reference_window = 0.001248
             self.assertEqual("unranked", self.agent.quiet(self.BESIDE, dict(self.REPLAYED))["status"])
-            self.agent.reference_window = None  # the reference's times kept: nothing to go on
-            self.assertEqual("verified", self.agent.quiet(self.BESIDE, dict(self.REPLAYED))["status"])
+            self.assertEqual("verified", self.agent.quiet(self.ALONE, dict(self.REPLAYED))["status"])
+            self.agent.reference_window = None  # nothing to go on: it is not known quiet
+            timing = self.agent.quiet(self.ALONE, dict(self.REPLAYED))
+            self.assertEqual("unranked", timing["status"])
+            self.assertIn("not known", timing["reason"])
 
     def test_an_own_process_timing_is_left_as_it_is(self):
         self.agent.reference_window = 0.001248

@@ -39,8 +39,16 @@ class WindowsTest(unittest.TestCase):
         # lingering-contender.cu without the end of strays: its copies began at the third test (run 46)
         self.assertIsNotNone(quiet.long_window(LATE, 0.001248))
 
-    def test_nothing_is_said_without_a_usual_window(self):
-        self.assertIsNone(quiet.long_window(BESIDE, None))
+    def test_without_a_usual_window_or_a_window_of_the_replays_nothing_can_be_told(self):
+        self.assertIn("usual empty event window is not known", quiet.long_window(ALONE, None))
+        for figures in ({1: {"empty_window_ms": 1.3}}, {1: {"empty_window_ms": float("nan")}}, {1: {"median": 1}},
+                        dict(ALONE, x=None), {}):
+            self.assertIn("no empty event window", quiet.long_window(figures, 0.00125), figures)
+
+    def test_only_a_window_as_usual_joins_the_history(self):
+        self.assertTrue(quiet.keeps(0.001312, 0.00125))
+        self.assertFalse(quiet.keeps(0.001400, 0.00125), "under the limit of a long one, over that of a usual one")
+        self.assertFalse(quiet.keeps(0.00125, None))
 
 
 class HistoryTest(unittest.TestCase):

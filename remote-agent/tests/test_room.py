@@ -147,6 +147,40 @@ class RoomTest(unittest.TestCase):
         self.assertIsNone(outside.poll(), "a process outside the room stays")
         self.assertEqual(([], True), workspace.room.end_strays([kept.pid]), "nothing left to end")
 
+    def test_a_process_whose_first_thread_ended_is_ended_too(self):
+        """A process whose first thread exited on its own (SYS_exit) reads as a zombie while its other threads run,
+        and could drive the device beside the replay: it is stopped and KILLed like any other."""
+        if "namespaces" in WITHOUT:
+            self.skipTest("no PID namespace: the room cannot tell its processes from others")
+        workspace = self.job()
+        code = textwrap.dedent("""
+            import ctypes, os, sys, threading, time
+            def beat():
+                while True:
+                    os.utime(sys.argv[1])
+                    time.sleep(0.01)
+            threading.Thread(target=beat, daemon=True).start()
+            print(os.getpid(), flush=True)
+            time.sleep(0.2)
+            ctypes.CDLL(None).syscall(60, 0)  # SYS_exit (x86-64): this thread alone
+        """)
+        beat = os.path.join(workspace.work, "home", "beat")
+        open(beat, "w").close()
+        os.chmod(beat, 0o666)
+        runner = subprocess.Popen([PYTHON, "-c", code, beat], cwd=workspace.work, stdout=subprocess.PIPE, text=True,
+                                  preexec_fn=agent.solution_preexec(workspace.room, workspace.work))
+        runner.stdout.readline()
+        time.sleep(0.5)
+        ended, alone = workspace.room.end_strays([])
+        self.assertTrue(alone)
+        self.assertEqual(1, len(ended), "found, though its first thread reads as a zombie")
+        pid = ended[0]
+        self.assertEqual(-9, runner.wait(timeout=5))
+        ended_at = time.time()
+        self.assertFalse(room._live(pid))
+        time.sleep(0.1)
+        self.assertLess(os.stat(beat).st_mtime, ended_at, "its thread no longer runs")
+
     def test_processes_that_fork_in_a_loop_or_stop_themselves_are_ended_too(self):
         """A process whose pid keeps changing (it forks and ends, over and over) is outrun by a kill that comes after
         a look at /proc; one that stopped itself still has its device work queued."""
@@ -200,10 +234,16 @@ class RoomTest(unittest.TestCase):
         workspace.room.close()
         self.assertTrue(room.wait_ended([first], 5.0))
         left = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-                if room._in_namespace(pid, workspace.room.pid_namespace) and not room._ending(pid)]
-        self.assertEqual([], left, "nothing of the room's runs once it has ended")
+                if room._in_namespace(pid, workspace.room.pid_namespace) and not room._leads_namespace(pid)
+                and not room._exited(pid)]
+        self.assertEqual([], left, "every process of the room has exited, its first one aside")
         child.wait(5)
-        self.assertTrue(room.wait_ended([(first[0], first[1] + 1)], 0.0), "another process given its pid is not it")
+        live = subprocess.Popen(["sleep", "30"])
+        self.addCleanup(live.wait)
+        self.addCleanup(live.kill)
+        named = room.identity(live.pid)
+        self.assertFalse(room.wait_ended([named], 0.1), "a live process is waited for")
+        self.assertTrue(room.wait_ended([(named[0], named[1] + 1)], 0.0), "another process given its pid is not it")
 
     def test_the_room_ends_when_its_agent_does(self):
         """An agent killed (a cancel, the worker's end) takes its room and every process in it along."""

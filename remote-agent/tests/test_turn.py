@@ -111,12 +111,32 @@ class TurnTest(unittest.TestCase):
         self.assertGreater(time.monotonic() - began, 0.2, "waited until that room's first process ended")
         self.assertLess(time.monotonic() - began, 2.0)
         turn.release()
-        with open(self.flag, "w") as f:
-            f.write("%d:1" % alive.pid)  # a process given the pid of a room's first process is not it
+        other = subprocess.Popen(["sleep", "30"])
+        self.addCleanup(other.wait)
+        self.addCleanup(other.kill)
+        with open(self.flag, "w") as f:  # a process given the pid of a room's first process is not it
+            f.write("%d:%d" % (other.pid, room.identity(other.pid)[1] - 1))
         self.assertTrue(turn.take(most=5, flag=self.flag))
         began = time.monotonic()
-        turn.settle()
+        self.assertTrue(turn.settle())
         self.assertLess(time.monotonic() - began, 0.1, "a room that ended is not waited for")
+        turn.release()
+
+    def test_a_taker_killed_before_it_settled_passes_the_last_rooms_on(self):
+        alive = subprocess.Popen(["sleep", "30"])
+        self.addCleanup(alive.wait)
+        self.addCleanup(alive.kill)
+        with open(self.flag, "w") as f:
+            f.write("%d:%d" % room.identity(alive.pid))  # the last holder's room, still alive
+        # A taker that never settles (its job timed nothing, or it was killed first) ends with the turn.
+        subprocess.run([sys.executable, "-c", "import sys\nfrom remote_agent import turn\n"
+                        "assert turn.take(flag=sys.argv[1])\n", self.flag], check=True,
+                       env=dict(os.environ, PYTHONPATH=AGENT_ROOT))
+        self.assertTrue(turn.take(most=5, flag=self.flag))
+        began = time.monotonic()
+        with mock.patch.object(turn, "ROOMS_GONE_SECONDS", 0.3):
+            self.assertFalse(turn.settle(), "that room had not ended")
+        self.assertGreaterEqual(time.monotonic() - began, 0.3)
         turn.release()
 
     def test_any_other_descriptor_of_the_file_is_another_holder(self):
