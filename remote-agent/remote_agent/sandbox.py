@@ -264,13 +264,13 @@ def sweep_all(uids, folders=SHARED_TEMP):
     the next look), removes what they own anywhere beneath ``folders`` and their System V IPC objects (POSIX
     queues are files of /dev/mqueue)."""
     uids = set(uids)
-    killed = set()
+    killed = set()  # (pid, start time): a process given the pid of one KILLed is not it
     for _ in range(100):
-        found = {pid for pid, _uid in processes_of(uids)}
+        found = {(pid, _started(pid)) for pid, _uid in processes_of(uids)}
         if found <= killed:
             break  # each one KILLed already, and ending: a process being killed cannot fork (its device context
             # can take a second or more to go: a closed room's processes, say)
-        for pid in found - killed:
+        for pid, _ in found - killed:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -286,6 +286,15 @@ def sweep_all(uids, folders=SHARED_TEMP):
             pass
     for kind, ident in _ipc_of(uids):
         _remove_ipc(kind, ident)
+
+
+def _started(pid):
+    """A process's start time (clock ticks since boot), or None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def leftovers(uid, folders=SHARED_TEMP):
