@@ -669,7 +669,7 @@ class Agent:
                 self.reference_window = quiet.window_of({t.get("test_id"): t for t in message.get("tests") or []
                                                          if isinstance(t, dict)})
                 self.reference_timing = {"timed": "this job"}
-                if self.settled and turn.held() and quiet.History.of_turn() is not None:
+                if self.settled and turn.held():
                     quiet.History.of_turn().keep(self.reference_window)  # timed before any code of the job's ran
                 if self.kept_references is not None and self.settled:
                     cache, key, _ = self.kept_references
@@ -846,8 +846,9 @@ class Agent:
             log("agent: not ranked:", why)
             self._mark("the GPU was not known quiet: not ranked")
             return dict(timing, status="unranked", reason=why)
-        if history is not None and quiet.keeps(quiet.window_of(figures), usual):
-            history.keep(quiet.window_of(figures))
+        window = quiet.window_of(figures)
+        if history is not None and quiet.keeps(window, usual):
+            history.keep(window)
         return timing
 
     def end_strays(self):

@@ -250,8 +250,9 @@ class Room:
         and sends the device nothing more. Its context goes as it exits, a moment later (0.13 s here in run 53), not
         waited for: work it queued and that still runs then lengthens the replay's windows, which quiet.py bounds.
         Returns (their pids in the host's numbering, whether the room is known to hold nothing else now): not where
-        a process could not be told in or out of the room (no right to its namespace), nor after ``most`` seconds. A room without a PID namespace of its own cannot tell
-        its processes from others: nothing is ended, and it is not known clean (its results never rank anyway)."""
+        a process could not be told in or out of the room (no right to its namespace), nor after ``most`` seconds.
+        A room without a PID namespace of its own cannot tell its processes from others: nothing is ended, and it
+        is not known clean (its results never rank anyway)."""
         inside = self.pid_namespace
         if not self.ns_fds or self.keeper is None or inside is None:
             return [], False
@@ -344,11 +345,8 @@ class Room:
 def identity(pid) -> "tuple[int, int] | None":
     """(pid, its start time in clock ticks since boot): a process named so that a later one given its pid is not it;
     None where it is gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return pid, int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
+    start = sandbox.started(pid)
+    return None if start is None else (pid, start)
 
 
 def wait_ended(firsts, most) -> bool:

@@ -266,7 +266,7 @@ def sweep_all(uids, folders=SHARED_TEMP):
     uids = set(uids)
     killed = set()  # (pid, start time): a process given the pid of one KILLed is not it
     for _ in range(100):
-        found = {(pid, _started(pid)) for pid, _uid in processes_of(uids)}
+        found = {(pid, started(pid)) for pid, _uid in processes_of(uids)}
         if found <= killed:
             break  # each one KILLed already, and ending: a process being killed cannot fork (its device context
             # can take a second or more to go: a closed room's processes, say)
@@ -288,7 +288,7 @@ def sweep_all(uids, folders=SHARED_TEMP):
         _remove_ipc(kind, ident)
 
 
-def _started(pid):
+def started(pid):
     """A process's start time (clock ticks since boot), or None once it is gone."""
     try:
         with open("/proc/%d/stat" % pid) as f:
