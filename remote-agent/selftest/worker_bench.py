@@ -394,7 +394,8 @@ def neighbours(code, count, tenant=False):
                                for r in rows["beside"] if not r["ranked"]],
            "ok": alone[1] is not None and all(1 / NEIGHBOUR_MOST <= x <= NEIGHBOUR_MOST for x in ranked) and all(
                r["final"] == "BENCHMARKED" for r in rows["beside"] + rows["hog"])}
-    print("neighbours: honest geomean alone %s ms, beside the hog %s ms (x%s); %d ranked beside it (x%s), %d not: %s"
+    print("neighbours: honest geomean alone %s ms, beside the other work %s ms (x%s); %d ranked beside it (x%s), "
+          "%d not: %s"
           % (alone[1], beside[1], "%.3f" % ratio if ratio else "?", len(ranked),
              ", ".join("%.3f" % x for x in ranked) or "-", len(rows["beside"]) - len(ranked),
              "as alone or not ranked" if out["ok"] else "MOVED OR FAILED"))

@@ -10,12 +10,11 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:?an output folder}"
 mkdir -p "$out"
-copy=$(mktemp -d)
-cp -r . "$copy/remote-agent"
-sed -i 's/^AUDIT_SETTINGS = .*/AUDIT_SETTINGS = ()/' "$copy/remote-agent/remote_agent/agent.py"
-grep -n '^AUDIT_SETTINGS' "$copy/remote-agent/remote_agent/agent.py" | tee "$out/settings-off.txt"
-KR_CASES=audit-peek.cu PYTHONUNBUFFERED=1 python3 "$copy/remote-agent/selftest/selftest.py" "$out/settings-off" \
-  adversarial >> "$out/settings-off.txt" 2>&1
+source selftest/probes/off.sh
+agent=$(agent_without remote_agent/agent.py 's/^AUDIT_SETTINGS = .*/AUDIT_SETTINGS = ()  # probe: none/' \
+  'probe: none' "$out/settings-off.txt") || exit 1
+KR_CASES=audit-peek.cu PYTHONUNBUFFERED=1 python3 "$agent/selftest/selftest.py" "$out/settings-off" adversarial \
+  >> "$out/settings-off.txt" 2>&1
 python3 - "$out/settings-off" >> "$out/settings-off.txt" <<'EOF'
 import json, sys
 for line in open(sys.argv[1] + "/runs.jsonl"):
@@ -23,7 +22,7 @@ for line in open(sys.argv[1] + "/runs.jsonl"):
     print(run["name"], run["last"].get("type"), (run["last"].get("message") or "")[:100])
     print("\n".join(l for l in run["log"].splitlines() if "KR-ATTACK" in l)[:2000])
 EOF
-rm -rf "$copy"
+rm -rf "$(dirname "$agent")"
 
 printf '#define KR_LOOK_ONLY\n#include "%s"\nint main() { return attack(1) > 0 ? 0 : 1; }\n' \
   "$PWD/selftest/adversarial/audit-peek.cu" > "$out/look.cu"

@@ -13,14 +13,12 @@ out="${1:?an output folder}"
 mkdir -p "$out"
 cases=lingering-contender.cu,neighbour-hog.cu
 KR_CASES=$cases PYTHONUNBUFFERED=1 python3 selftest/worker_bench.py "$out/on" 1 all > "$out/on.txt" 2>&1
-copy=$(mktemp -d)
-cp -r . "$copy/remote-agent"
-sed -i 's/^            self.end_strays()$/            pass  # probe: nothing ended before the timing/' \
-  "$copy/remote-agent/remote_agent/agent.py"
-grep -n 'probe: nothing ended' "$copy/remote-agent/remote_agent/agent.py" | tee "$out/off.txt"
-KR_CASES=$cases PYTHONUNBUFFERED=1 python3 "$copy/remote-agent/selftest/worker_bench.py" "$out/off" 1 all \
-  >> "$out/off.txt" 2>&1
-rm -rf "$copy"
+source selftest/probes/off.sh
+agent=$(agent_without remote_agent/agent.py \
+  's/^            alone = self.end_strays()$/            alone = True  # probe: nothing ended before the timing/' \
+  'probe: nothing ended' "$out/off.txt") || exit 1
+KR_CASES=$cases PYTHONUNBUFFERED=1 python3 "$agent/selftest/worker_bench.py" "$out/off" 1 all >> "$out/off.txt" 2>&1
+rm -rf "$(dirname "$agent")"
 python3 - "$out" <<'PY'
 import json, sys
 for side in ("on", "off"):

@@ -12,11 +12,10 @@ out="${1:?an output folder}"
 pairs="${2:-5}"
 mkdir -p "$out"
 PYTHONUNBUFFERED=1 python3 selftest/worker_bench.py "$out/turn-on" "$pairs" neighbours > "$out/turn-on.txt" 2>&1
-copy=$(mktemp -d)
-cp -r . "$copy/remote-agent"
-sed -i 's/^    if not flag or _held is not None:$/    if True:  # probe: no turn/' "$copy/remote-agent/remote_agent/turn.py"
-grep -n 'probe: no turn' "$copy/remote-agent/remote_agent/turn.py" | tee "$out/turn-off.txt"
-PYTHONUNBUFFERED=1 python3 "$copy/remote-agent/selftest/worker_bench.py" "$out/turn-off" "$pairs" neighbours \
+source selftest/probes/off.sh
+agent=$(agent_without remote_agent/turn.py 's/^    if not flag or _held is not None:$/    if True:  # probe: no turn/' \
+  'probe: no turn' "$out/turn-off.txt") || exit 1
+PYTHONUNBUFFERED=1 python3 "$agent/selftest/worker_bench.py" "$out/turn-off" "$pairs" neighbours \
   >> "$out/turn-off.txt" 2>&1
-rm -rf "$copy"
+rm -rf "$(dirname "$agent")"
 grep -h '^neighbours:' "$out/turn-on.txt" "$out/turn-off.txt"

@@ -13,12 +13,11 @@ out="${1:?an output folder}"
 count="${2:-4}"
 mkdir -p "$out"
 PYTHONUNBUFFERED=1 python3 selftest/worker_bench.py "$out/check-on" "$count" tenant > "$out/check-on.txt" 2>&1
-copy=$(mktemp -d)
-cp -r . "$copy/remote-agent"
-sed -i 's/^        why = quiet.long_window(figures, quiet.usual(seen))$/        why = None  # probe: no check/' \
-  "$copy/remote-agent/remote_agent/agent.py"
-grep -n 'probe: no check' "$copy/remote-agent/remote_agent/agent.py" | tee "$out/check-off.txt"
-PYTHONUNBUFFERED=1 python3 "$copy/remote-agent/selftest/worker_bench.py" "$out/check-off" "$count" tenant \
+source selftest/probes/off.sh
+agent=$(agent_without remote_agent/agent.py \
+  's/^\(               "came") or \)quiet.long_window(figures, usual)$/\1None  # probe: no check/' \
+  'probe: no check' "$out/check-off.txt") || exit 1
+PYTHONUNBUFFERED=1 python3 "$agent/selftest/worker_bench.py" "$out/check-off" "$count" tenant \
   >> "$out/check-off.txt" 2>&1
-rm -rf "$copy"
+rm -rf "$(dirname "$agent")"
 grep -h '^neighbours:' "$out/check-on.txt" "$out/check-off.txt"
