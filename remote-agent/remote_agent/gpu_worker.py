@@ -56,7 +56,10 @@ KILL_GRACE = 0.2  # seconds between TERM and KILL of a cancelled job's processes
 # with five, the contexts made beside the benchmarks slowed and spread them more (run17); four against three on one
 # machine: p50 1.55 s against 1.66 s for new code, 1.28 s against 1.24 s for the same code (run18). Each spare holds
 # four device contexts (about 0.5 GiB of the GPU's memory each); with four a spare, five spares were again slower
-# than four: 2.29 s against 1.96 s new code, 1.28 s against 1.05 s same code (run23).
+# than four: 2.29 s against 1.96 s new code, 1.28 s against 1.05 s same code (run23). Forked from one process that
+# had imported PyTorch (replay-h100/run59-60-zygote.diff), spares were 9 s ahead instead of 3.3 s, but each made its
+# contexts while the job that took the last one was checked and timed: 1.24 s against 0.94 s same code, 1,663 against
+# 2,304 new jobs an hour queued (run59); not kept.
 SPARES = int(os.environ.get("KR_WORKER_SPARES", "4"))  # agents kept starting ahead of their jobs
 PR_SET_DUMPABLE = 4
 
