@@ -108,7 +108,7 @@ class Layout:
 
 def layout_for(work: str) -> Layout:
     """A job's room: its work folder writable; the agent's code, the Python that runs it (and what it imports:
-    PyTorch) and the timing gate's folder readable."""
+    PyTorch) and the timing gate's folder readable; the folder of the GPU's turn empty."""
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     exposed = [package_root, sys.prefix, sys.base_prefix, sys.exec_prefix,
                os.path.dirname(os.path.realpath(sys.executable))]
@@ -118,8 +118,14 @@ def layout_for(work: str) -> Layout:
         exposed.append(os.path.dirname(flag))
     covered = HIDDEN + SCRATCH  # anything else is in the room as it is, read-only
     exposed = [os.path.realpath(p) for p in exposed]
+    hidden = HIDDEN
+    turns = turn.path()
+    if turns:  # the GPU's turn and its windows' history (quiet.py): empty in the room wherever the worker keeps them
+        folder = os.path.realpath(os.path.dirname(turns))
+        if not any(folder == c or folder.startswith(c + "/") for c in covered):
+            hidden += (folder,)
     return Layout(writable=(os.path.realpath(work),), exposed=tuple(_outermost(
-        p for p in exposed if any(p.startswith(c + "/") for c in covered))))
+        p for p in exposed if any(p.startswith(c + "/") for c in covered))), hidden=hidden)
 
 
 def scratch(folders=SCRATCH) -> list[str]:
