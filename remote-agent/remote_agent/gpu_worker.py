@@ -350,6 +350,8 @@ class Launcher:
         self.cache_secret = cache_secret or secrets.token_bytes(32)
         self.spares = collections.deque()
         self.lock = threading.Lock()
+        if job_argv is not None:  # the payload folders of a worker killed mid-job (a job's removes its own)
+            sandbox.remove_orphans(tempfile.gettempdir(), JOB_FOLDERS)
 
     def warm_up(self):
         """Starts the next jobs' agents now, so that a job never waits for an interpreter and its imports."""
@@ -376,7 +378,7 @@ class Launcher:
         if turn.path(self.env) is None:  # one job a GPU: none is timing now (with a turn, its taker clears one)
             gate.clear(gate.path(self.env))  # one left by the last job's agent, killed mid-benchmark
         if self.job_command is not None:
-            folder = tempfile.mkdtemp(prefix="kr-job-")
+            folder = tempfile.mkdtemp(prefix="kr-job-%d-" % os.getpid())
             path = os.path.join(folder, "payload.json")
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as f:
@@ -572,6 +574,7 @@ def device_name(gpu):
 
 
 GATES = re.compile(r"^kr-gates-(\d+)-")
+JOB_FOLDERS = re.compile(r"^kr-job-(\d+)-")  # a --job-command's payload folders, by the worker's pid
 
 
 def gate_folder(parent=None, readable=True):

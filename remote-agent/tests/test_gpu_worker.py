@@ -205,6 +205,21 @@ class Orphaned(unittest.TestCase):
         self.assertFalse(gpu_worker.orphaned(os.getppid()))
         self.assertTrue(gpu_worker.orphaned(os.getppid() + 100000), "handed to another parent: the service is gone")
 
+    def test_a_job_commands_payload_folders_left_by_a_killed_worker_are_swept(self):
+        parent = tempfile.gettempdir()
+        gone = tempfile.mkdtemp(prefix="kr-job-999999999-", dir=parent)  # no such pid
+        alive = tempfile.mkdtemp(prefix="kr-job-%d-" % os.getppid(), dir=parent)
+        self.addCleanup(shutil.rmtree, alive, True)
+        launcher = gpu_worker.Launcher([sys.executable, "-c", "pass"], dict(os.environ))
+        self.assertFalse(os.path.exists(gone), "a killed worker's folder is removed")
+        self.assertTrue(os.path.exists(alive), "a running worker's is not")
+        job = gpu_worker.Job("job", "s")
+        launcher.launch(job, {"event_key": "k"})
+        self.assertTrue(os.path.basename(job.folder).startswith("kr-job-%d-" % os.getpid()))
+        with job.changed:
+            self.assertTrue(job.changed.wait_for(lambda: job.exited, timeout=20))
+        self.assertFalse(os.path.exists(job.folder), "a job's own goes with it")
+
 
 class JobEnvironment(unittest.TestCase):
     def test_a_pth_that_user_code_left_in_the_user_site_does_not_run_in_later_agents(self):
