@@ -98,11 +98,13 @@ class Isolation:
 @dataclass(frozen=True)
 class Layout:
     """The room's file system: ``writable`` folders bound read-write (the job's work folder), ``exposed`` ones
-    bound read-only where they would be hidden (the agent's code, its Python), ``hidden`` folders empty."""
+    bound read-only where they would be hidden (the agent's code, its Python), ``hidden`` folders empty, and
+    ``masked`` ones empty wherever they are."""
     writable: tuple = ()
     exposed: tuple = ()
     hidden: tuple = HIDDEN
     scratch: tuple = SCRATCH
+    masked: tuple = ()  # made empty last, over whatever the folders above showed
     read_only: bool = True  # every other mount read-only
 
 
@@ -118,14 +120,15 @@ def layout_for(work: str) -> Layout:
         exposed.append(os.path.dirname(flag))
     covered = HIDDEN + SCRATCH  # anything else is in the room as it is, read-only
     exposed = [os.path.realpath(p) for p in exposed]
-    hidden = HIDDEN
+    writable = (os.path.realpath(work),)
+    masked = ()
     turns = turn.path()
-    if turns:  # the GPU's turn and its windows' history (quiet.py): empty in the room wherever the worker keeps them
-        folder = os.path.realpath(os.path.dirname(turns))
-        if not any(folder == c or folder.startswith(c + "/") for c in covered):
-            hidden += (folder,)
-    return Layout(writable=(os.path.realpath(work),), exposed=tuple(_outermost(
-        p for p in exposed if any(p.startswith(c + "/") for c in covered))), hidden=hidden)
+    if turns:  # the GPU's turn and its windows' history (quiet.py): empty in the room wherever the worker keeps them,
+        folder = os.path.realpath(os.path.dirname(turns))  # but over a folder the room shows (it stays, read-only)
+        if folder != "/" and not any(p == folder or p.startswith(folder + "/") for p in writable + tuple(exposed)):
+            masked = (folder,)
+    return Layout(writable=writable, exposed=tuple(_outermost(
+        p for p in exposed if any(p.startswith(c + "/") for c in covered))), masked=masked)
 
 
 def scratch(folders=SCRATCH) -> list[str]:
@@ -649,6 +652,9 @@ def build(layout: Layout) -> None:
     for folder in layout.hidden:
         if os.path.isdir(folder):
             _mount(None, folder, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    for folder in layout.masked:
+        if os.path.isdir(folder):
+            _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "mode=755")
     if os.path.isdir("/dev/mqueue"):
         try:
             _mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # the room's own queues

@@ -33,7 +33,8 @@ UNPRIVILEGED = ("nobody", 65534, 65534)
 JOB_USERS = (2_000_000_000, 256)
 LOCKS = "/run/kernel-runner-sandbox"
 # Where any user may leave files; a job's room has its own of each (room.py), so these matter where it has none.
-SHARED_TEMP = (tempfile.gettempdir(), "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
+# /tmp whatever TMPDIR says: code that writes there by name writes there.
+SHARED_TEMP = tuple(dict.fromkeys((tempfile.gettempdir(), "/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")))
 _claimed = None  # (uid, the lock's descriptor) while this process holds a job user
 _LIBC = ctypes.CDLL(None, use_errno=True)
 

@@ -18,7 +18,8 @@ import time
 import unittest
 from unittest import mock
 
-from remote_agent import agent, catalog, compiler, events, gpu_worker, payload, profiler, room, sandbox, turn
+from remote_agent import (agent, catalog, compiler, events, gate, gpu_worker, payload, profiler, room, sandbox,
+                          turn)
 
 WITHOUT = tuple(part for part in os.environ.get("KR_ROOM_WITHOUT", "").split(",") if part)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -396,24 +397,34 @@ class AttackTest(RoomTest):
         self.assertEqual([], found["found"], "no secret of the agent's or the worker's")
 
     def test_the_gpus_turn_and_its_windows_are_not_in_the_room_wherever_the_worker_keeps_them(self):
-        """A worker whose temporary folder is not one the room makes fresh (TMPDIR elsewhere), and whose job code
-        runs as its own user (not root: no job users), would show its turn's folder in every room, read-only."""
-        folder = tempfile.mkdtemp(prefix="kr-turns-test-", dir="/")
-        self.addCleanup(shutil.rmtree, folder, True)
-        os.chmod(folder, 0o755)  # as a job of the worker's own user could read it
-        path = os.path.join(folder, "gpu-0")
-        for name in (path, path + ".windows"):
-            with open(name, "w") as f:
-                f.write(SECRET)
-            os.chmod(name, 0o644)
-        with mock.patch.dict(os.environ, {turn.VARIABLE: path}):
-            workspace = self.job()
-        done = self.run_solution(workspace, "import os; print(os.listdir(%r))" % folder)
-        self.assertEqual(0, done.returncode, done.stderr)
-        if "namespaces" in WITHOUT:
-            self.assertIn("gpu-0", done.stdout)
-            return
-        self.assertEqual("[]", done.stdout.strip(), "an empty folder where the turn is")
+        """A worker whose temporary folder is not one the room makes fresh (TMPDIR elsewhere), or whose turn lies in a
+        folder the room shows (the gate's), and whose job code runs as its own user (not root: no job users), would
+        show its turn's folder in every room, read-only."""
+        elsewhere = tempfile.mkdtemp(prefix="kr-turns-test-", dir="/")
+        shown = tempfile.mkdtemp()  # under /tmp, which the room makes fresh, but the gate's folder is shown
+        for folder, gate_flag in ((elsewhere, None), (os.path.join(shown, "turns"), os.path.join(shown, "flag"))):
+            with self.subTest(folder=folder):
+                os.makedirs(folder, exist_ok=True)
+                self.addCleanup(shutil.rmtree, folder, True)
+                for made in (folder, os.path.dirname(folder)):
+                    os.chmod(made, 0o755)  # as a job of the worker's own user could read it
+                path = os.path.join(folder, "gpu-0")
+                for name in (path, path + ".windows"):
+                    with open(name, "w") as f:
+                        f.write(SECRET)
+                    os.chmod(name, 0o644)
+                names = {turn.VARIABLE: path}
+                if gate_flag:
+                    names[gate.VARIABLE] = gate_flag
+                with mock.patch.dict(os.environ, names):
+                    workspace = self.job()
+                done = self.run_solution(workspace, "import os; print(os.listdir(%r))" % folder)
+                self.end_job(workspace)
+                self.assertEqual(0, done.returncode, done.stderr)
+                if "namespaces" in WITHOUT:
+                    self.assertIn("gpu-0", done.stdout)
+                    continue
+                self.assertEqual("[]", done.stdout.strip(), "an empty folder where the turn is")
 
     def test_the_agents_code_and_the_catalog_cannot_be_written(self):
         before = gpu_worker.agent_digest()

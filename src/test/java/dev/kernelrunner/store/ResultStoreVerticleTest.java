@@ -29,6 +29,7 @@ import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +44,8 @@ import org.junit.jupiter.api.Test;
  * consecutive seqs, a terminal one finishes the row, and nothing is appended after the end (409); a re-queue stores
  * its IN_QUEUE event and counts the restart in one transaction, and is refused once the submission has finished;
  * a timing verdict (VERIFIED) is stored once, only after a BENCHMARKED whose timing is pending, and updates the
- * stored result; a malformed submission id is refused with 404, never a 500 (a malformed list cursor still gets a
+ * stored result; a board shows only results that pass every check, and a flag that is no boolean neither ranks nor
+ * breaks its read; a malformed submission id is refused with 404, never a 500 (a malformed list cursor still gets a
  * 500: that test is disabled, a known bug).
  */
 class ResultStoreVerticleTest {
@@ -283,6 +285,32 @@ class ResultStoreVerticleTest {
     assertEquals(Failures.CONFLICT, failure(Addresses.STORE_EVENTS_VERIFIED, verifiedWrite(settled, verdict)),
         "a verdict for a BENCHMARKED whose timing is not pending is 409");
     assertEquals(2, get(settled).getInteger("last_seq"), "and stores nothing");
+  }
+
+  @Test
+  void aBoardShowsOnlyResultsThatPassEveryCheckAndAFlagThatIsNoBooleanNeitherRanksNorBreaksIt() throws Exception {
+    JsonObject ranked = new JsonObject().put("geomean_runtime_ms", 0.5).put("geomean_speedup", 2.0)
+        .put("verification", new JsonObject().put("judge", "passed")
+            .put("timing", new JsonObject().put("method", "replayed").put("status", "verified")))
+        .put("isolation", new JsonObject().put("full", true));
+    Map<String, JsonObject> results = Map.of(
+        "ann", ranked,
+        "bob", ranked.copy().put("needs_review", "maybe"), // the read's cast to boolean had failed every read
+        "cat", ranked.copy().put("unverified", 1),
+        "dan", ranked.copy().put("geomean_runtime_ms", "0.4"),
+        "eve", ranked.copy().put("geomean_runtime_ms", -1.0),
+        "fay", ranked.copy().put("verification", ranked.getJsonObject("verification").copy()
+            .put("timing", new JsonObject().put("method", "replayed").put("status", "pending"))));
+    for (Map.Entry<String, JsonObject> entry : results.entrySet()) {
+      String id = UUID.randomUUID().toString();
+      create(id, entry.getKey(), "benchmark", 0, 5);
+      append(id, terminal(EventType.BENCHMARKED, entry.getValue()));
+    }
+    JsonArray rows = ask(Addresses.STORE_LEADERBOARD, new JsonObject().put("problem", "leaky-relu")
+        .put("gpu_type", "test").put("dtype", "float32").put("limit", 20), JsonObject.class).getJsonArray("rows");
+    assertEquals(1, rows.size(), rows.encode());
+    assertEquals("ann", rows.getJsonObject(0).getString("user_id"));
+    assertEquals(2.0, rows.getJsonObject(0).getDouble("speedup"));
   }
 
   @Test
