@@ -4,8 +4,9 @@ process, the judge and its serving worker, the profiler and all they start) is s
 The room is a set of namespaces made for one job (one agent) and held by a keeper, their first process
 (``python3 -m remote_agent.room``): its own mount namespace, where the whole file system is read-only, ``/tmp``,
 ``/var/tmp``, ``/dev/shm`` and ``/run/lock`` are fresh and empty, the job's work folder is bound in writable,
-``/root`` and ``/home`` are empty but for what the job must read (the agent's code and its Python, read-only), and
-``/proc`` shows the room's processes alone; its own IPC namespace (no System V or POSIX IPC shared with anything
+``/root`` and ``/home`` are empty but for what the job must read (the agent's code and its Python, read-only), the
+folder of the GPU's turn (turn.py, quiet.py) is empty wherever it lies, and ``/proc`` shows the room's processes
+alone; its own IPC namespace (no System V or POSIX IPC shared with anything
 outside); its own PID namespace (no process outside can be seen, signalled or traced); its own network namespace
 (loopback only); its own host name. When the keeper ends (the job is over, or the agent died: it goes with its
 parent), the kernel kills every process left in the room, and the room's IPC objects and temporary files go with
