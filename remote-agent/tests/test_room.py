@@ -20,11 +20,10 @@ from unittest import mock
 
 from remote_agent import (agent, catalog, compiler, events, gate, gpu_worker, payload, profiler, room, sandbox,
                           turn)
+from tests import JOB_USERS as USERS  # the job users these tests claim: this run's own
 
 WITHOUT = tuple(part for part in os.environ.get("KR_ROOM_WITHOUT", "").split(",") if part)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The job users these tests claim: a range of their own (tests/test_sandbox.py says why).
-USERS = (sandbox.JOB_USERS[0] + 100_000, 256)
 # The room shows the agent's Python; without its mount namespace, the job's user may not reach one under /root.
 PYTHON = sys.executable if "namespaces" not in WITHOUT or not os.path.exists("/usr/bin/python3") \
     else "/usr/bin/python3"

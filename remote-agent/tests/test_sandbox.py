@@ -9,6 +9,7 @@ import time
 import unittest
 
 from remote_agent import sandbox
+from tests import JOB_USERS as USERS  # the job users these tests claim: this run's own
 
 
 class SandboxTest(unittest.TestCase):
@@ -32,9 +33,6 @@ class SandboxTest(unittest.TestCase):
         self.assertEqual(sandbox.device_groups([(chr_ | 0o660, 0)]), ([], False))
 
 
-# The job users these tests claim: a range of their own, so that no agent or worker running on this machine (whose
-# sweep ends the processes of the users its own locks leave free) ends a test's processes, nor a test an agent's.
-USERS = (sandbox.JOB_USERS[0] + 100_000, 256)
 # As root the children run as other users, who may not enter root's own folders (a pyenv under /root, say).
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 AGENT = """
