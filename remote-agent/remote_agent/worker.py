@@ -144,7 +144,8 @@ class Harness:
         data.seed = seed
 
     def _output_shape(self, case, name):
-        """The output's shape, from the reference run once per case on a tiny stand-in (cached)."""
+        """The output's shape where the problem gives none (``output_shapes``): from the reference run once per case in
+        this process, on inputs of the case's own sizes in float64 (cached)."""
         key = (case["test_id"], name)
         if key not in self._shapes:
             torch = self.torch
