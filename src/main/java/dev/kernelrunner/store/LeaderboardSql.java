@@ -19,7 +19,7 @@ final class LeaderboardSql {
    * 10,000 results); and not invalidated. Filtered by problem ({@code $1}), GPU type and dtype ({@code $2},
    * {@code $3}; null: any).
    */
-  private static final String ACCEPTED = """
+  static final String ACCEPTED = """
       SELECT id, user_id, problem, gpu_type, dtype, created_at, ranked_ms AS geomean_ms
         FROM submissions
        WHERE ranked_ms IS NOT NULL AND invalidated_at IS NULL
