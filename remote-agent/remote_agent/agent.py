@@ -35,6 +35,7 @@ NEW_BEST, SAMPLED, ASKED = "a new best on its board", "a random sample", "asked"
 REPLAY, OWN = "replay", "own"  # the timed pairs: the replay of the recorded call, the solution's own process
 FORK_VARIABLE = "KR_FORK_PRESTARTED"  # "0": a warm agent starts its job's processes as new interpreters (forked.py)
 AUDIT_AHEAD_VARIABLE = "KR_AUDIT_AHEAD"  # "0": a warm agent starts no audit ahead (Audit): one is started when needed
+SETS_AHEAD_VARIABLE = "KR_SETS_AHEAD"  # "0": a warm agent's judge makes no timed input sets ahead (judge.Ahead)
 
 
 def log(*parts):
@@ -142,6 +143,12 @@ class Prestarted:
         log("agent: the judge's processes (%s) were started %.1f s before they were needed" % (
             use or "the verdict", time.monotonic() - self.judge_started))
         return self.judge, worker, job_file
+
+    def tell_ahead(self, job):
+        """The judge told of the timed job to come (``job``: its problem, dtype and benchmark settings), which it
+        makes the input sets of while it waits (judge.Ahead): the solution compiles meanwhile."""
+        if self.judge is not None and os.environ.get(SETS_AHEAD_VARIABLE, "1") != "0":
+            verification.send(self.judge, json.dumps({"ahead": job}))
 
     def take_audit(self):
         """The audit started ahead (Audit), once; None if not made, or if a process of it has ended."""
@@ -466,6 +473,8 @@ class Agent:
             return
         self._open_workspace()
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
+        if payload.mode == "benchmark" and self.prestarted is not None:
+            self.prestarted.tell_ahead(self._job_basis(payload))
         work = self.workspace.work
         report = self.judge = self.solution = None
         self.kept_references = self.reference_cache_entry(payload, problem, toolchain)

@@ -80,6 +80,12 @@ def clear(flag=None):
             pass
 
 
+def held(flag=None, limit=LIMIT_SECONDS):
+    """Whether a benchmark runs on this GPU now: its flag there, touched within ``limit`` seconds."""
+    flag = flag if flag is not None else path()
+    return bool(flag) and _held(flag, limit)
+
+
 def _held(flag, limit):
     """Whether ``flag`` is there and was touched within ``limit`` seconds."""
     try:

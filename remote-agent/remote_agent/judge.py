@@ -30,6 +30,7 @@ import fcntl
 import hashlib
 import hmac
 import json
+import os
 import pickle
 import secrets
 import select
@@ -37,8 +38,9 @@ import struct
 import sys
 import termios
 import time
+from dataclasses import dataclass
 
-from remote_agent import gate, verification, worker
+from remote_agent import gate, stats, verification, worker
 
 PR_SET_DUMPABLE = 4
 
@@ -120,19 +122,84 @@ def main():
     import torch  # before the job: a warm agent starts the judge before its payload arrives
     from torch.multiprocessing.reductions import reduce_tensor
     imported = time.monotonic()
-    if worker.LAZY in sys.argv[1:] and not job_comes(sys.stdin):
+    jobs = Lines(0)
+    if worker.LAZY in sys.argv[1:] and not job_comes(jobs):
         return 0  # an audit's (agent.Audit), whose agent ended: no device context for nothing
-    waited = gate.wait_released(until=sys.stdin)  # not beside another job's benchmark on this device
+    waited, ahead_line = wait_for_device(jobs)  # not beside another job's benchmark on this device
     if torch.cuda.is_available():
         worker.warm_kernels(torch)
     print("judge: " + worker.prestarted_in(began, imported, waited), file=sys.stderr, flush=True)
-    if not judge_jobs(sys.stdin, verification.peers(),
-                      lambda job, channel: judge(job, channel, torch, reduce_tensor, out)):
+    if not judge_jobs(jobs, verification.peers(),
+                      lambda job, channel, ahead: judge(job, channel, torch, reduce_tensor, out, ahead),
+                      start_ahead=lambda job: Ahead.start(job, torch), ahead_line=ahead_line):
         return 0
     # Idle until the agent ends it: its end releases a device context (0.1-0.15 s of driver work), which the agent
     # keeps out of the benchmark that follows a pass by ending this process only once that is over.
-    sys.stdin.read()
+    jobs.read()
     return 0
+
+
+class Lines:
+    """The judge's stdin (a pipe), read a line at a time and a byte at a time: nothing is read ahead of the line
+    asked for, so whether the next line has come is the pipe's to say (``pending``, ``job_comes``, the gate's wait
+    on it). A line read but not yet taken goes back with ``push``."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.pushed = []
+
+    def fileno(self):
+        return self.fd
+
+    def push(self, line):
+        self.pushed.append(line)
+
+    def pending(self):
+        """Whether a line (or the pipe's end) is there to read without waiting."""
+        return bool(self.pushed) or bool(select.select([self.fd], [], [], 0)[0])
+
+    def readline(self):
+        """The next line with its newline; "" at the pipe's end."""
+        if self.pushed:
+            return self.pushed.pop(0)
+        line = bytearray()
+        while not line.endswith(b"\n"):
+            byte = os.read(self.fd, 1)
+            if not byte:
+                break
+            line += byte
+        return line.decode("utf-8", "replace")
+
+    def read(self):
+        """Everything until the pipe's end."""
+        while self.readline():
+            pass
+
+
+def ahead_of(line):
+    """The job of an ahead line (``{"ahead": job}``), else None."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message.get("ahead") if isinstance(message, dict) and isinstance(message.get("ahead"), dict) else None
+
+
+def wait_for_device(jobs):
+    """Waits until no benchmark runs on this GPU (gate.py) or a job has come: (seconds waited, the ahead line read
+    meanwhile or None). An ahead line (sent as the payload comes) does not end the wait: the job it tells of is
+    made ahead only once the device is free; the line of a job does (its own agent holds the gate)."""
+    waited, ahead_line = 0.0, None
+    while True:
+        waited += gate.wait_released(until=jobs)
+        if not jobs.pending():
+            return waited, ahead_line
+        line = jobs.readline()
+        if ahead_line is None and ahead_of(line) is not None:
+            ahead_line = line
+            continue
+        jobs.push(line)
+        return waited, ahead_line
 
 
 def job_comes(stream):
@@ -143,14 +210,31 @@ def job_comes(stream):
     return struct.unpack("i", held)[0] > 0
 
 
-def judge_jobs(jobs, channels, judge_one):
+def judge_jobs(jobs, channels, judge_one, start_ahead=None, ahead_line=None):
     """The n-th job line (``jobs``: the judge's stdin) judged against the worker at the n-th channel: a warm agent's
     judge has two, the verdict's worker and the replay's (one context fewer a job than a judge each: every context
     a next job makes is made beside some job's timed samples). Until a job fails (``judge_one`` answers False) or
-    no job comes (an empty line, or none: not needed after all). Each job's worker has its channel closed after."""
+    no job comes (an empty line, or none: not needed after all). Each job's worker has its channel closed after.
+    An ahead line (``{"ahead": job}``: a warm agent's, as its payload comes; ``ahead_line`` if read already) is no
+    channel's: ``start_ahead(job)`` makes what the timed job to come needs (Ahead), one ``step()`` at a time
+    while no line is waiting (``jobs.pending()``: while the solution compiles, and between the verdict and the
+    timing), and ``judge_one(job, channel, ahead)`` is given it."""
+    ahead = None
+    if ahead_line is not None and start_ahead is not None:
+        ahead = start_ahead(ahead_of(ahead_line))
+    working = ahead is not None
     for reader, writer in channels:
-        line = jobs.readline()
-        passed = bool(line.strip()) and judge_one(json.loads(line), (reader, writer))
+        while True:
+            while working and not jobs.pending():
+                working = ahead.step(until=jobs)
+            line = jobs.readline()
+            wanted = ahead_of(line)
+            if wanted is None:
+                break
+            if ahead is None and start_ahead is not None:
+                ahead = start_ahead(wanted)
+                working = ahead is not None
+        passed = bool(line.strip()) and judge_one(json.loads(line), (reader, writer), ahead)
         for end in (writer, reader):
             try:
                 end.close()  # the worker's serving ends; nothing it says later reaches this process
@@ -161,18 +245,173 @@ def judge_jobs(jobs, channels, judge_one):
     return True
 
 
+# What a judge may hold made ahead: at most AHEAD_BYTES, or AHEAD_SHARE of the device's memory if less (two jobs
+# a GPU hold two); a test whose one set needs more than AHEAD_SET_BYTES (4096 x 4097's 200 MB) is made per sample,
+# where the check is the device's work and making it ahead would save little.
+AHEAD_BYTES = 3 << 29
+AHEAD_SHARE = 0.04
+AHEAD_SET_BYTES = 32 << 20
+
+
+@dataclass
+class Made:
+    """One timed sample's input set made ahead (Ahead): its seed, its input tensors (this process's own memory: no
+    other process maps it) and the reference's outputs for them, by name, each (flattened float64, its tolerance
+    bound); ``size``: their bytes."""
+    seed: int
+    inputs: dict
+    expected: dict
+    size: int
+
+
+class Ahead:
+    """A timed job's input sets, made before the job comes: a warm agent's judge is idle while the solution compiles
+    and between the verdict and the timing. Per sample, the inputs ``Harness.refill`` would make from the sample's
+    seed and the reference's outputs for them; served in their stead (``take``), the judge's work between two timed
+    samples is a comparison and a copy, where making the set and the reference was most of the ~0.9 ms the worker
+    waited for each sample of a small kernel (docs/benchmarks.md). The secret the job's inputs derive from is drawn
+    here, for that job alone (``serves``: the same problem and dtype; a timed job, not the verdict). Made in two
+    rounds, each in test order: the samples a short kernel takes at least, then up to the most it takes; within a
+    budget of device memory; and only while no benchmark holds the GPU (gate.py): no set is made beside another
+    job's timed samples."""
+
+    def __init__(self, job, torch, harness, budget):
+        self.job = job
+        self.torch = torch
+        self.harness = harness
+        self.secret = secrets.token_bytes(32)
+        rule = stats.many_samples_rule(stats.StoppingRule.from_settings(job.get("benchmark")))
+        cases = harness.problem.cases
+        # (case, how many of its sets): the warm-up and the samples a short kernel takes at least, then at most.
+        self.plan = [(case, 1 + rule.min_runs) for case in cases] + [(case, 1 + rule.max_runs) for case in cases]
+        self.budget, self.used = budget, 0
+        self.sets = {case["test_id"]: [] for case in cases}
+        self.skipped = set()  # tests whose sets are too large
+        self.scalars = {}  # each test's scalar inputs: the call's (made from the test's seed), as refill keeps them
+        self.spent = {"making": 0.0, "at the gate": 0.0}
+        self.failed = None
+
+    @classmethod
+    def start(cls, job, torch):
+        """An Ahead for ``job`` (a job line's fields: problem, dtype, problems_dir, benchmark), or None (logged)
+        where none can be made here."""
+        try:
+            if not torch.cuda.is_available():
+                return None
+            memory = torch.cuda.get_device_properties(0).total_memory
+            return cls(job, torch, worker.Harness(job, torch), min(AHEAD_BYTES, int(AHEAD_SHARE * memory)))
+        except Exception as e:  # a problem this catalog lacks, bad settings: the job says so when it comes
+            print("judge: nothing made ahead (%s)" % repr(e)[:300], file=sys.stderr, flush=True)
+            return None
+
+    def serves(self, job):
+        return bool(job.get("timed")) and all(job.get(k) == self.job.get(k) for k in ("problem", "dtype",
+                                                                                       "problems_dir"))
+
+    def take(self, test_id, sample):
+        """The set made for ``sample`` of test ``test_id``, or None."""
+        made = self.sets.get(test_id, [])
+        return made[sample] if sample < len(made) else None
+
+    def step(self, until=None):
+        """One more set made, or a wait of up to 5 ms while a benchmark holds the GPU (or until ``until``, a
+        stream, is readable); False once there is none to make (or making failed: logged, the rest per sample)."""
+        if self.failed is not None or not self.plan:
+            return False
+        if gate.held():
+            began = time.monotonic()
+            select.select([until] if until is not None else [], [], [], 0.005)
+            self.spent["at the gate"] += time.monotonic() - began
+            return True
+        while self.plan:
+            case, count = self.plan[0]
+            made = self.sets[case["test_id"]]
+            if case["test_id"] in self.skipped or len(made) >= count:
+                self.plan.pop(0)
+                continue
+            began = time.monotonic()
+            try:
+                one = self.make(case, len(made))
+            except Exception as e:  # out of memory, say: what was made serves
+                self.failed = repr(e)[:300]
+                print("judge: making ahead stopped: " + self.failed, file=sys.stderr, flush=True)
+                return False
+            self.spent["making"] += time.monotonic() - began
+            if one is None or one.size > AHEAD_SET_BYTES or self.used + one.size > self.budget:
+                self.skipped.add(case["test_id"])
+                continue
+            made.append(one)
+            self.used += one.size
+            return True
+        return False
+
+    def make(self, case, sample):
+        """Sample ``sample``'s set of the test ``case``: what ``refill`` makes from its seed, and the reference;
+        None where the test's inputs alone are over AHEAD_SET_BYTES."""
+        torch, harness = self.torch, self.harness
+        test_id = case["test_id"]
+        if test_id not in self.scalars:
+            gen = torch.Generator(device="cuda")
+            gen.manual_seed(seed_for(self.secret, test_id))
+            first = harness.problem.module.make_inputs(case["sizes"], harness.dtype, gen, torch)
+            if sum(v.numel() * v.element_size() for v in first.values() if torch.is_tensor(v)) > AHEAD_SET_BYTES:
+                return None
+            self.scalars[test_id] = {k: v for k, v in first.items() if not torch.is_tensor(v)}
+            del first
+        seed = sample_seed(self.secret, test_id, sample)
+        gen = torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+        fresh = harness.problem.module.make_inputs(case["sizes"], harness.dtype, gen, torch)
+        inputs = {k: v for k, v in fresh.items() if torch.is_tensor(v)}
+        wide = dict({k: v.double() for k, v in inputs.items()}, **self.scalars[test_id])
+        atol, rtol = harness.problem.tolerance(case["sizes"], harness.job["dtype"])
+        outputs = harness.problem.module.reference(wide, torch)
+        expected = {}
+        for name in harness.problem.outputs():
+            want = outputs[name].reshape(-1)
+            expected[name] = (want, worker.bound(want, atol, rtol))
+        size = sum(t.numel() * t.element_size() for t in list(inputs.values())
+                   + [t for pair in expected.values() for t in pair])
+        return Made(seed, inputs, expected, size)
+
+    def summary(self):
+        made = sum(len(sets) for sets in self.sets.values())
+        return "%d input sets made ahead (%.0f MiB) in %.3f s, %.3f s waited at the gate%s" % (
+            made, self.used / 2 ** 20, self.spent["making"], self.spent["at the gate"],
+            "; stopped: " + self.failed if self.failed else "")
+
+    def release(self):
+        """The sets let go, as the timed job ends: not zeroed first (Harness.expected's answers are), which would be
+        device work after the job's last line, beside the next job's timing. The timed job is this process's last,
+        and no buffer it shares is ever made of memory it freed (``shared_pool``)."""
+        self.sets = {test_id: [] for test_id in self.sets}
+
+
 # Every buffer this process ever shared, its memory pool with them: kept to its end, so that no memory a worker
 # mapped (an earlier job's, whose worker may linger, running the solution's code) is ever a later job's buffer or
 # anything of the judge's own.
 EXPORTED = []
 
 
-def judge(job, channel, torch, reduce_tensor, out):
+def judge(job, channel, torch, reduce_tensor, out, ahead=None):
     """One job: every test on inputs from a secret drawn for it alone, in buffers of a memory pool of its own,
-    called by the worker at ``channel`` and checked here (and with ``timed``, every timed sample). Prints each test's
-    ``RESULT``, then ``DONE``; True when every test passed."""
+    called by the worker at ``channel`` and checked here (and with ``timed``, every timed sample: on the sets made
+    ahead for it where there are, ``ahead``). Prints each test's ``RESULT``, then ``DONE``; True when every test
+    passed."""
     from_worker, to_worker = channel
-    secret = secrets.token_bytes(32)
+    ahead = ahead if ahead is not None and ahead.serves(job) else None
+    if ahead is not None:
+        print("judge: " + ahead.summary(), file=sys.stderr, flush=True)
+    try:
+        return _judge(job, channel, torch, reduce_tensor, out, ahead)
+    finally:
+        if ahead is not None:
+            ahead.release()
+
+
+def _judge(job, channel, torch, reduce_tensor, out, ahead):
+    from_worker, to_worker = channel
+    secret = ahead.secret if ahead is not None else secrets.token_bytes(32)
     harness = worker.Harness(job, torch)
     pool = shared_pool(torch)
     if pool is None:
@@ -195,7 +434,7 @@ def judge(job, channel, torch, reduce_tensor, out):
                    "spec": call_spec(harness.problem, case, data)}
         told = tell(to_worker, "CALL %d %s" % (case["test_id"],
                                                base64.b64encode(pickle.dumps(request)).decode("ascii")))
-        samples, debug = 0, None
+        samples, served, debug = 0, 0, None
         spent = {"waiting": 0.0, "checks": 0.0, "refills": 0.0}  # where a timed call's time goes (the log)
         while True:
             at = time.monotonic()
@@ -208,7 +447,12 @@ def judge(job, channel, torch, reduce_tensor, out):
                     if debug:
                         break
                 checked = time.monotonic()
-                harness.refill(case, data, sample_seed(secret, case["test_id"], samples))
+                ready = ahead.take(case["test_id"], samples) if ahead is not None else None
+                if ready is not None:
+                    harness.refill_made(data, ready)
+                    served += 1
+                else:
+                    harness.refill(case, data, sample_seed(secret, case["test_id"], samples))
                 torch.cuda.synchronize()
                 spent["checks"] += checked - at
                 spent["refills"] += time.monotonic() - checked
@@ -230,8 +474,8 @@ def judge(job, channel, torch, reduce_tensor, out):
             debug = harness.verify(case, data, sample=samples - 1 if samples else None)
         print("judge: test %d: inputs %.3f s, the call %.3f s, the check %.3f s%s" % (
             case["test_id"], made - began, called - made, time.monotonic() - called,
-            " (%d samples: waiting %.3f s, checks %.3f s, refills %.3f s)" % (samples, spent["waiting"],
-                                                                            spent["checks"], spent["refills"])
+            " (%d samples, %d made ahead: waiting %.3f s, checks %.3f s, refills %.3f s)" % (
+                samples, served, spent["waiting"], spent["checks"], spent["refills"])
             if samples else ""), file=sys.stderr, flush=True)
         out.write("RESULT " + json.dumps({"test_id": case["test_id"], "name": case["name"],
                                            "status": "FAILED" if debug else "PASSED", "debug_info": debug,

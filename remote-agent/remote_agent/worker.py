@@ -59,12 +59,15 @@ CTYPES = {"float": ctypes.c_float, "int": ctypes.c_int, "size_t": ctypes.c_size_
 
 @dataclasses.dataclass
 class InputSet:
-    """One call's inputs (fresh contents), their private copies, its poisoned outputs and its arguments."""
+    """One call's inputs (fresh contents), their private copies, its poisoned outputs and its arguments;
+    ``expected``: the reference's outputs for them, made before (a judge's set made ahead, ``refill_made``), by
+    output name (flattened, float64) with each one's tolerance ``bound``; None where the check computes them."""
     seed: int
     inputs: dict
     copies: dict
     outputs: dict
     args: list
+    expected: dict = None
 
 
 def _wrong_message(case, debug, timed=False):
@@ -77,11 +80,18 @@ def _wrong_message(case, debug, timed=False):
     return where + " does not match the reference"
 
 
-def outside(got, want, atol, rtol):
-    """Which values of ``got`` are not within ``atol + rtol * |want|`` of ``want`` (both flattened, compared in
-    float64): the one tolerance rule of every check. NaN compares false, so it never passes."""
+def bound(want, atol, rtol):
+    """How far from each value of ``want`` (flattened) an answer may be: ``atol + rtol * |want|``."""
+    return atol + rtol * want.reshape(-1).abs()
+
+
+def outside(got, want, atol=None, rtol=None, limit=None):
+    """Which values of ``got`` are not within ``bound(want, atol, rtol)`` of ``want`` (both flattened, compared in
+    float64): the one tolerance rule of every check; ``limit``: that bound, made before. NaN compares false, so it
+    never passes."""
     want = want.reshape(-1)
-    return ~((got.double().reshape(-1) - want).abs() <= atol + rtol * want.abs())
+    limit = bound(want, atol, rtol) if limit is None else limit
+    return ~((got.double().reshape(-1) - want).abs() <= limit)
 
 
 def load_solution(library, symbol, problem):
@@ -132,6 +142,8 @@ class Harness:
         outputs: a timed call's next sample, on buffers another process already holds. Scalar inputs stay as the
         call's arguments have them."""
         torch = self.torch
+        if data.expected is not None:  # the copies were a set's made ahead (``refill_made``): never written here
+            data.copies, data.expected = {name: torch.empty_like(copy) for name, copy in data.copies.items()}, None
         gen = torch.Generator(device="cuda")
         gen.manual_seed(seed)
         fresh = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
@@ -142,6 +154,16 @@ class Harness:
         del fresh
         self.poison(data.outputs)
         data.seed = seed
+
+    def refill_made(self, data, made):
+        """``refill`` with a set made before (judge.Made: the inputs ``refill`` would make from its seed, in memory
+        no other process maps, and the reference's outputs for them): its inputs copied into the same buffers, the
+        outputs poisoned. The set's inputs are the copies the check compares with; its outputs, the expected."""
+        for name, tensor in data.inputs.items():
+            if self.torch.is_tensor(tensor):
+                tensor.copy_(made.inputs[name])
+        self.poison(data.outputs)
+        data.copies, data.expected, data.seed = made.inputs, made.expected, made.seed
 
     def _output_shape(self, case, name):
         """The output's shape where the problem gives none (``output_shapes``): from the reference run once per case in
@@ -178,8 +200,12 @@ class Harness:
         each checked between two timed runs): True when the inputs are as they were and every output is within
         tolerance; where not, ``verify`` says why."""
         torch = self.torch
-        atol, rtol = self.problem.tolerance(case["sizes"], self.job["dtype"])
         flags = [(data.inputs[name] != copy).any() for name, copy in data.copies.items()]
+        if data.expected is not None:  # made before the sample (a judge's set made ahead)
+            flags += [outside(data.outputs[name], want, limit=limit).any()
+                      for name, (want, limit) in data.expected.items()]
+            return not any(torch.stack(flags).tolist())
+        atol, rtol = self.problem.tolerance(case["sizes"], self.job["dtype"])
         with self.expected(data) as expected:
             flags += [outside(data.outputs[name], expected[name], atol, rtol).any() for name in self.problem.outputs()]
             return not any(torch.stack(flags).tolist())

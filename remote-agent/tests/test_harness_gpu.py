@@ -1,6 +1,7 @@
 """The judge's checks on a GPU (remote_agent/worker.py Harness): ``passes`` (one device sync, a timed sample's check)
 agrees with ``verify`` on right answers, a wrong value, a NaN, a changed input and an unwritten output, for float
-and integer (argmax's int64) outputs. Needs PyTorch and a GPU; skipped elsewhere."""
+and integer (argmax's int64) outputs, on sets made per sample and on sets made ahead (judge.Ahead), which hold what
+``refill`` makes from the same seed. Needs PyTorch and a GPU; skipped elsewhere."""
 import unittest
 
 from remote_agent import catalog
@@ -25,12 +26,45 @@ class HarnessGpuTest(unittest.TestCase):
     def answered(self, harness, case):
         """An input set whose outputs hold the reference's answer."""
         data = harness.input_set(case)
+        self.answer(harness, data)
+        return data
+
+    def made_ahead(self, harness, case):
+        """An input set refilled from a set made ahead for its sample 3 (judge.Ahead), its outputs the answer."""
+        from remote_agent import judge
+        ahead = judge.Ahead.start(harness.job, torch)
+        data = harness.input_set(case, judge.seed_for(ahead.secret, case["test_id"]))
+        harness.refill_made(data, ahead.make(case, 3))
+        self.answer(harness, data)
+        return data
+
+    def answer(self, harness, data):
         wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in data.copies.items()}
         wide.update({k: v for k, v in data.inputs.items() if not torch.is_tensor(v)})
         for name, value in harness.problem.module.reference(wide, torch).items():
             data.outputs[name].copy_(value.to(data.outputs[name].dtype).reshape(data.outputs[name].shape))
         torch.cuda.synchronize()
-        return data
+
+    def test_a_set_made_ahead_is_the_one_refill_makes_from_its_seed(self):
+        from remote_agent import judge
+        for slug, harness, case in self.cases():
+            with self.subTest(problem=slug, case=case["name"]):
+                ahead = judge.Ahead.start(harness.job, torch)
+                made = ahead.make(case, 5)
+                data = harness.input_set(case, judge.seed_for(ahead.secret, case["test_id"]))
+                harness.refill(case, data, judge.sample_seed(ahead.secret, case["test_id"], 5))
+                self.assertEqual(made.seed, data.seed)
+                for name, tensor in made.inputs.items():
+                    self.assertTrue(torch.equal(tensor, data.inputs[name]), name)
+                with harness.expected(data) as expected:
+                    for name, (want, limit) in made.expected.items():
+                        self.assertTrue(torch.equal(want, expected[name].reshape(-1)), name)
+                kept = {name: tensor.clone() for name, tensor in made.inputs.items()}
+                harness.refill_made(data, made)
+                harness.refill(case, data, 7)
+                for name, tensor in made.inputs.items():
+                    self.assertTrue(torch.equal(kept[name], tensor), "a refill after it leaves the set as made")
+                self.assertIsNone(data.expected)
 
     def test_passes_and_verify_agree(self):
         for slug, harness, case in self.cases():
@@ -39,6 +73,27 @@ class HarnessGpuTest(unittest.TestCase):
                 data = harness.input_set(case)
                 self.assertFalse(harness.passes(case, data))
                 self.assertIsNotNone(harness.verify(case, data))
+            with self.subTest(problem=slug, case=case["name"], answer="unwritten, made ahead"):
+                data = self.made_ahead(harness, case)
+                harness.poison(data.outputs)
+                self.assertFalse(harness.passes(case, data))
+                self.assertIsNotNone(harness.verify(case, data))
+            with self.subTest(problem=slug, case=case["name"], answer="right, made ahead"):
+                data = self.made_ahead(harness, case)
+                self.assertTrue(harness.passes(case, data))
+                self.assertIsNone(harness.verify(case, data))
+            with self.subTest(problem=slug, case=case["name"], answer="one value off, made ahead"):
+                data = self.made_ahead(harness, case)
+                flat = data.outputs[output].view(-1)
+                flat[flat.numel() // 2] += 1 if not flat.is_floating_point() else 0.5 + flat[flat.numel() // 2].abs()
+                self.assertFalse(harness.passes(case, data))
+                self.assertEqual(1, harness.verify(case, data)["mismatches"])
+            with self.subTest(problem=slug, case=case["name"], answer="an input changed, made ahead"):
+                data = self.made_ahead(harness, case)
+                name = next(iter(data.copies))
+                data.inputs[name].view(-1)[0] += 1
+                self.assertFalse(harness.passes(case, data))
+                self.assertEqual(name, harness.verify(case, data)["modified_input"])
             with self.subTest(problem=slug, case=case["name"], answer="right"):
                 data = self.answered(harness, case)
                 self.assertTrue(harness.passes(case, data))

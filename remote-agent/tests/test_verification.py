@@ -66,7 +66,7 @@ SHARED_JUDGE = textwrap.dedent('''
     import json, sys
     sys.path.insert(0, {root!r})
     from remote_agent import judge, verification
-    def one(job, channel):
+    def one(job, channel, ahead):
         from_worker, to_worker = channel
         print("judging " + job["problem"], file=sys.stderr, flush=True)
         for test in (1, 2):
@@ -273,15 +273,17 @@ class SharedJudgeTest(unittest.TestCase):
 
         channels = [(End("r1"), End("w1")), (End("r2"), End("w2"))]
         jobs = io.StringIO('{"n": 1}\n{"n": 2}\n')
-        self.assertTrue(judge_jobs(jobs, channels, lambda job, end: judged.append((job["n"], end[0].name)) or True))
+        self.assertTrue(judge_jobs(jobs, channels, lambda job, end, ahead: judged.append((job["n"], end[0].name))
+                                   or True))
         self.assertEqual([(1, "r1"), (2, "r2")], judged)
         self.assertEqual(["w1", "r1", "w2", "r2"], closed)
         judged.clear()
         self.assertFalse(judge_jobs(io.StringIO('{"n": 1}\n{"n": 2}\n'), channels,
-                                    lambda job, end: judged.append(job["n"]) and False))
+                                    lambda job, end, ahead: judged.append(job["n"]) and False))
         self.assertEqual([1], judged, "a failed job is the judge's last")
         judged.clear()
-        self.assertFalse(judge_jobs(io.StringIO('{"n": 1}\n\n'), channels, lambda job, end: judged.append(1) or True))
+        self.assertFalse(judge_jobs(io.StringIO('{"n": 1}\n\n'), channels,
+                                    lambda job, end, ahead: judged.append(1) or True))
         self.assertEqual([1], judged, "an empty line: not needed any more")
 
     def test_a_judges_last_line_for_a_job(self):
