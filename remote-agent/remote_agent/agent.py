@@ -18,8 +18,8 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from remote_agent import (baseline, catalog, compiler, device, events, gate, launcher, nvcc_steps, physics, profiler,
-                          quiet, reference_cache, room, sandbox, stats, turn, verification)
+from remote_agent import (baseline, builder, catalog, compiler, device, events, gate, launcher, nvcc_steps, physics,
+                          profiler, quiet, reference_cache, room, sandbox, stats, turn, verification)
 from remote_agent import forked
 from remote_agent import worker as worker_module
 from remote_agent.payload import DEFAULT_REVIEW_SPEEDUP, PayloadError, parse
@@ -35,6 +35,7 @@ NEW_BEST, SAMPLED, ASKED = "a new best on its board", "a random sample", "asked"
 REPLAY, OWN = "replay", "own"  # the timed pairs: the replay of the recorded call, the solution's own process
 FORK_VARIABLE = "KR_FORK_PRESTARTED"  # "0": a warm agent starts its job's processes as new interpreters (forked.py)
 AUDIT_AHEAD_VARIABLE = "KR_AUDIT_AHEAD"  # "0": a warm agent starts no audit ahead (Audit): one is started when needed
+BUILDER_VARIABLE = "KR_BUILDER"  # "0": a warm agent starts its build's steps itself, not from its builder (builder.py)
 SETS_AHEAD_VARIABLE = "KR_SETS_AHEAD"  # "0": a warm agent's judge makes no timed input sets ahead (judge.Ahead)
 
 
@@ -68,6 +69,8 @@ class Prestarted:
         self.workers = {}  # the judge's workers by use: None (the verdict's), REPLAY
         self.work = work
         self.room = job_room
+        # First, while this process is small: its builds' steps start from there (builder.py).
+        self.builder = builder.Builder.start(job_room) if os.environ.get(BUILDER_VARIABLE, "1") != "0" else None
         try:
             self.audit = self._begin_audit()  # its worker imports PyTorch while this process does, next
             # Forks of this process where PyTorch imports here (forked.py): made now, before its payload is read and
@@ -200,6 +203,9 @@ class Prestarted:
             return None
 
     def discard(self):
+        if self.builder is not None:
+            self.builder.close()
+            self.builder = None
         if self.process is not None:
             Agent._kill(self.process)  # ends the reading of its stderr too
         if self.ready is not None:
@@ -544,14 +550,8 @@ class Agent:
         argv = toolchain.command(payload.language, entry, "lib.so", problem.libraries)
         limit = payload.limits["compile_seconds"]
         steps = self.nvcc_plan(toolchain, argv, work)
-        preexec, env = self.room.preexec("compile", build, own=[build]), compile_env(work)
         try:
-            if steps is not None:
-                code, output = nvcc_steps.run(steps, build, limit, preexec=preexec, env=env)
-            else:
-                done = subprocess.run(argv, cwd=build, env=env, preexec_fn=preexec, capture_output=True, text=True,
-                                      timeout=limit)
-                code, output = done.returncode, done.stdout + done.stderr
+            code, output = self._build(steps, argv, build, limit, compile_env(work))
         except subprocess.TimeoutExpired:
             self.out.emit("TIME_LIMIT_EXCEEDED", phase="compile", limit_seconds=limit,
                           message="compilation took longer than " + str(limit) + " s")
@@ -570,6 +570,18 @@ class Agent:
                                       else "by " + toolchain.kind))
         cache.put(key, library)
         return library, symbol
+
+    def _build(self, steps, argv, folder, limit, env):
+        """builder.build: by the warm agent's builder where there is one (it answers, or is given up on)."""
+        made = self.prestarted.builder if self.prestarted is not None else None
+        if made is not None:
+            try:
+                return made.build(steps, argv, folder, limit, env)
+            except builder.BuilderGone as e:
+                log("agent: the builder did not build (%s): building here" % e)
+                self.prestarted.builder = None
+                made.close()
+        return builder.build(self.room, steps, argv, folder, limit, env)
 
     def nvcc_plan(self, toolchain, argv, work):
         """nvcc's steps for ``argv`` split in two sides (nvcc_steps.py): a warm agent's, made before its job, else

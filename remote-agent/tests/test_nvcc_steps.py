@@ -1,15 +1,16 @@
 """nvcc's build split into its own steps, the host side beside the device side (remote_agent/nvcc_steps.py): the same
 outcome as nvcc itself (a library exporting the same symbols; the same failure and the same words) for kernels of
 each convention, a compile error, a call into a library the problem does not allow; a dry run of another shape is
-left to nvcc."""
+left to nvcc; and a build through the agent's builder (builder.py) is the same."""
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 import unittest
+from types import SimpleNamespace
 
-from remote_agent import catalog, compiler, nvcc_steps
+from remote_agent import builder, catalog, compiler, nvcc_steps
 from remote_agent.agent import build_plan
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +41,10 @@ class NvccStepsTest(unittest.TestCase):
         sources, entry, _, _ = build_plan(code, language, problem, tc)
         argv = tc.command(language, entry, "lib.so", problem.libraries)
         outcomes = []
-        for split in (False, True):
+        made = builder.Builder.start(SimpleNamespace(preexec=lambda role, cwd, own: None), beside_threads=True)
+        self.assertIsNotNone(made)
+        self.addCleanup(made.close)
+        for way in ("nvcc", "steps", "builder"):
             work = tempfile.mkdtemp()
             self.addCleanup(shutil.rmtree, work, True)
             for name, text in sources.items():
@@ -51,10 +55,11 @@ class NvccStepsTest(unittest.TestCase):
             temp = os.path.join(work, "tmp")
             os.mkdir(temp)
             env = dict(os.environ, TMPDIR=temp)
-            if split:
+            if way != "nvcc":
                 steps = nvcc_steps.plan(argv, work, env)
                 self.assertIsNotNone(steps, "this nvcc's steps are the shape nvcc_steps knows")
-                code_, output = nvcc_steps.run(steps, work, 120)
+                code_, output = nvcc_steps.run(steps, work, 120) if way == "steps" else made.build(
+                    steps, argv, work, 120, None)
             else:
                 done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True)
                 code_, output = done.returncode, done.stdout + done.stderr
@@ -62,6 +67,7 @@ class NvccStepsTest(unittest.TestCase):
             output = output.replace(temp + os.sep, "").replace(work + os.sep, "")
             outcomes.append((code_ == 0, intermediate_names(output).strip(), exported(library) if code_ == 0 else None))
         self.assertEqual(outcomes[0], outcomes[1])
+        self.assertEqual(outcomes[1], outcomes[2], "the builder's build is the same")
         return outcomes[1]
 
     def test_kernels_of_both_conventions_build_the_same_library(self):
