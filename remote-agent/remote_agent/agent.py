@@ -479,8 +479,8 @@ class Agent:
             return
         self._open_workspace()
         self.out.emit("COMPILING", compiler=toolchain.version, arch=toolchain.arch)
-        if payload.mode == "benchmark" and self.prestarted is not None:
-            self.prestarted.tell_ahead(self._job_basis(payload))
+        if payload.mode == "benchmark" and toolchain.kind == "nvcc" and self.prestarted is not None:
+            self.prestarted.tell_ahead(self._job_basis(payload))  # the replay's timed job, which its judge serves
         work = self.workspace.work
         report = self.judge = self.solution = None
         self.kept_references = self.reference_cache_entry(payload, problem, toolchain)
@@ -551,10 +551,13 @@ class Agent:
         limit = payload.limits["compile_seconds"]
         steps = self.nvcc_plan(toolchain, argv, work)
         try:
-            code, output = self._build(steps, argv, build, limit, compile_env(work))
+            code, output, by = self._build(steps, argv, build, limit, compile_env(work))
         except subprocess.TimeoutExpired:
             self.out.emit("TIME_LIMIT_EXCEEDED", phase="compile", limit_seconds=limit,
                           message="compilation took longer than " + str(limit) + " s")
+            return None, None
+        except builder.BuilderGone as e:  # it had taken the build, whose steps may still run: not built again
+            self.out.emit("ERROR", message="the process that ran the build ended before it did", details=str(e))
             return None, None
         if code == 0 and not take_out(os.path.join(build, "lib.so"), library):
             code, output = 1, output + "\nthe build left no library (lib.so)"
@@ -566,22 +569,26 @@ class Agent:
                        if barred else "compilation failed")
             self.out.emit("COMPILE_ERROR", message=message, details=events.trim(output.strip()))
             return None, None
-        self._mark("compiled (%s)" % ("nvcc's steps, two sides at once" if steps is not None
-                                      else "by " + toolchain.kind))
+        self._mark("compiled (%s, started by %s)" % ("nvcc's steps, two sides at once" if steps is not None
+                                                     else "by " + toolchain.kind, by))
         cache.put(key, library)
         return library, symbol
 
     def _build(self, steps, argv, folder, limit, env):
-        """builder.build: by the warm agent's builder where there is one (it answers, or is given up on)."""
-        made = self.prestarted.builder if self.prestarted is not None else None
-        if made is not None:
+        """builder.build, by the warm agent's builder where there is one: (code, output, whose process started the
+        steps). BuilderGone where the builder took the build and did not answer; where it was gone before, the agent
+        builds."""
+        helper = self.prestarted.builder if self.prestarted is not None else None
+        if helper is not None:
             try:
-                return made.build(steps, argv, folder, limit, env)
+                return helper.build(steps, argv, folder, limit, env) + ("the builder",)
             except builder.BuilderGone as e:
-                log("agent: the builder did not build (%s): building here" % e)
                 self.prestarted.builder = None
-                made.close()
-        return builder.build(self.room, steps, argv, folder, limit, env)
+                helper.close()
+                if e.taken:
+                    raise
+                log("agent: the builder could not build (%s): the agent builds" % e)
+        return builder.build(self.room, steps, argv, folder, limit, env) + ("the agent",)
 
     def nvcc_plan(self, toolchain, argv, work):
         """nvcc's steps for ``argv`` split in two sides (nvcc_steps.py): a warm agent's, made before its job, else

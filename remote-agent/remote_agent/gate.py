@@ -17,6 +17,7 @@ import time
 VARIABLE = "KR_TIMING_GATE"
 LIMIT_SECONDS = 5.0
 REFRESH_SECONDS = 1.0
+POLL_SECONDS = 0.02  # how often a wait looks at the flag again
 MOST_SECONDS = 900.0  # the service's time limit of a whole job (agent.submission_timeout_seconds)
 _keeper_lock = threading.Lock()
 _keeper = None  # (the flag held by this process, the Event that stops its touching)
@@ -94,7 +95,7 @@ def _held(flag, limit):
         return False
 
 
-def wait_released(flag=None, limit=LIMIT_SECONDS, poll=0.02, until=None, most=MOST_SECONDS):
+def wait_released(flag=None, limit=LIMIT_SECONDS, poll=POLL_SECONDS, until=None, most=MOST_SECONDS):
     """Returns once no benchmark runs on this GPU (or its flag went ``limit`` seconds untouched, or after ``most``
     seconds); how long it waited. ``until``: a stream (a prestarted process's stdin) whose first readable byte ends
     the wait too: its job has come, and a job comes only from its own agent, which holds the gate for that job's own

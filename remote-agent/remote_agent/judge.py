@@ -246,34 +246,35 @@ def judge_jobs(jobs, channels, judge_one, start_ahead=None, ahead_line=None):
 
 
 # What a judge may hold made ahead: at most AHEAD_BYTES, or AHEAD_SHARE of the device's memory if less (two jobs
-# a GPU hold two); a test whose one set needs more than AHEAD_SET_BYTES (4096 x 4097's 200 MB) is made per sample,
-# where the check is the device's work and making it ahead would save little.
+# a GPU hold two); a test whose inputs alone pass AHEAD_SET_BYTES (4096 x 4097's are 67 MB, 335 MB with answers and
+# bounds) is made per sample, where the check is the device's work and making it ahead would save little.
 AHEAD_BYTES = 3 << 29
 AHEAD_SHARE = 0.04
 AHEAD_SET_BYTES = 32 << 20
 
 
 @dataclass
-class Made:
-    """One timed sample's input set made ahead (Ahead): its seed, its input tensors (this process's own memory: no
-    other process maps it) and the reference's outputs for them, by name, each (flattened float64, its tolerance
-    bound); ``size``: their bytes."""
+class SampleSet:
+    """One timed sample's input set made ahead (Ahead): its seed, its input tensors and the reference's answers for
+    them by output name (worker.Answer), all in the Ahead's own memory pool; ``size``: their bytes."""
     seed: int
     inputs: dict
-    expected: dict
+    answers: dict
     size: int
 
 
 class Ahead:
     """A timed job's input sets, made before the job comes: a warm agent's judge is idle while the solution compiles
     and between the verdict and the timing. Per sample, the inputs ``Harness.refill`` would make from the sample's
-    seed and the reference's outputs for them; served in their stead (``take``), the judge's work between two timed
-    samples is a comparison and a copy, where making the set and the reference was most of the ~0.9 ms the worker
+    seed and the reference's answers for them; served in their stead (``take``), the judge's work between two timed
+    samples is a comparison and a copy, where making the set and the reference was most of the ~0.6-0.9 ms the worker
     waited for each sample of a small kernel (docs/benchmarks.md). The secret the job's inputs derive from is drawn
-    here, for that job alone (``serves``: the same problem and dtype; a timed job, not the verdict). Made in two
+    here, for that job alone (``serves``: the timed job of the same problem and dtype, not the verdict's). Made in two
     rounds, each in test order: the samples a short kernel takes at least, then up to the most it takes; within a
-    budget of device memory; and only while no benchmark holds the GPU (gate.py): no set is made beside another
-    job's timed samples."""
+    budget of device memory; one set at a time, each waited for, and only while no benchmark holds the GPU (gate.py:
+    nothing is made beside another job's timed samples, nor while this job's reference is timed). The sets live in
+    a memory pool of their own, kept to the process's end: no other process maps it, and none of its memory is ever
+    another allocation's."""
 
     def __init__(self, job, torch, harness, budget):
         self.job = job
@@ -286,10 +287,11 @@ class Ahead:
         self.plan = [(case, 1 + rule.min_runs) for case in cases] + [(case, 1 + rule.max_runs) for case in cases]
         self.budget, self.used = budget, 0
         self.sets = {case["test_id"]: [] for case in cases}
-        self.skipped = set()  # tests whose sets are too large
+        self.skipped = set()  # tests whose inputs are too large
         self.scalars = {}  # each test's scalar inputs: the call's (made from the test's seed), as refill keeps them
         self.spent = {"making": 0.0, "at the gate": 0.0}
         self.failed = None
+        self.pool = None
 
     @classmethod
     def start(cls, job, torch):
@@ -299,7 +301,10 @@ class Ahead:
             if not torch.cuda.is_available():
                 return None
             memory = torch.cuda.get_device_properties(0).total_memory
-            return cls(job, torch, worker.Harness(job, torch), min(AHEAD_BYTES, int(AHEAD_SHARE * memory)))
+            ahead = cls(job, torch, worker.Harness(job, torch), min(AHEAD_BYTES, int(AHEAD_SHARE * memory)))
+            ahead.pool = torch.cuda.MemPool()  # see the class's docstring
+            EXPORTED.append(ahead.pool)
+            return ahead
         except Exception as e:  # a problem this catalog lacks, bad settings: the job says so when it comes
             print("judge: nothing made ahead (%s)" % repr(e)[:300], file=sys.stderr, flush=True)
             return None
@@ -310,28 +315,30 @@ class Ahead:
 
     def take(self, test_id, sample):
         """The set made for ``sample`` of test ``test_id``, or None."""
-        made = self.sets.get(test_id, [])
-        return made[sample] if sample < len(made) else None
+        sets = self.sets.get(test_id, [])
+        return sets[sample] if sample < len(sets) else None
 
     def step(self, until=None):
-        """One more set made, or a wait of up to 5 ms while a benchmark holds the GPU (or until ``until``, a
-        stream, is readable); False once there is none to make (or making failed: logged, the rest per sample)."""
+        """One more set made, or a wait while a benchmark holds the GPU (gate.POLL_SECONDS at most, less where
+        ``until``, a stream, becomes readable); False once there is none to make (or making failed: logged, the
+        rest is made per sample)."""
         if self.failed is not None or not self.plan:
             return False
         if gate.held():
             began = time.monotonic()
-            select.select([until] if until is not None else [], [], [], 0.005)
+            select.select([until] if until is not None else [], [], [], gate.POLL_SECONDS)
             self.spent["at the gate"] += time.monotonic() - began
             return True
         while self.plan:
             case, count = self.plan[0]
-            made = self.sets[case["test_id"]]
-            if case["test_id"] in self.skipped or len(made) >= count:
+            sets = self.sets[case["test_id"]]
+            if case["test_id"] in self.skipped or len(sets) >= count:
                 self.plan.pop(0)
                 continue
             began = time.monotonic()
             try:
-                one = self.make(case, len(made))
+                one = self.make(case, len(sets))
+                self.torch.cuda.synchronize()  # its device work done before the gate is looked at again
             except Exception as e:  # out of memory, say: what was made serves
                 self.failed = repr(e)[:300]
                 print("judge: making ahead stopped: " + self.failed, file=sys.stderr, flush=True)
@@ -340,24 +347,31 @@ class Ahead:
             if one is None or one.size > AHEAD_SET_BYTES or self.used + one.size > self.budget:
                 self.skipped.add(case["test_id"])
                 continue
-            made.append(one)
+            sets.append(one)
             self.used += one.size
             return True
         return False
 
     def make(self, case, sample):
-        """Sample ``sample``'s set of the test ``case``: what ``refill`` makes from its seed, and the reference;
-        None where the test's inputs alone are over AHEAD_SET_BYTES."""
+        """Sample ``sample``'s set of the test ``case``: what ``refill`` makes from its seed, and the reference's
+        answers; None where the test's inputs alone are over AHEAD_SET_BYTES. Made in the Ahead's pool; what it
+        made on the way is zeroed, as Harness.expected zeroes its own."""
         torch, harness = self.torch, self.harness
+        with torch.cuda.use_mem_pool(self.pool):
+            return self._make(torch, harness, case, sample)
+
+    def _make(self, torch, harness, case, sample):
         test_id = case["test_id"]
         if test_id not in self.scalars:
             gen = torch.Generator(device="cuda")
             gen.manual_seed(seed_for(self.secret, test_id))
             first = harness.problem.module.make_inputs(case["sizes"], harness.dtype, gen, torch)
-            if sum(v.numel() * v.element_size() for v in first.values() if torch.is_tensor(v)) > AHEAD_SET_BYTES:
+            tensors = [v for v in first.values() if torch.is_tensor(v)]
+            for tensor in tensors:
+                tensor.zero_()
+            if sum(t.numel() * t.element_size() for t in tensors) > AHEAD_SET_BYTES:
                 return None
             self.scalars[test_id] = {k: v for k, v in first.items() if not torch.is_tensor(v)}
-            del first
         seed = sample_seed(self.secret, test_id, sample)
         gen = torch.Generator(device="cuda")
         gen.manual_seed(seed)
@@ -366,24 +380,27 @@ class Ahead:
         wide = dict({k: v.double() for k, v in inputs.items()}, **self.scalars[test_id])
         atol, rtol = harness.problem.tolerance(case["sizes"], harness.job["dtype"])
         outputs = harness.problem.module.reference(wide, torch)
-        expected = {}
+        answers = {}
         for name in harness.problem.outputs():
             want = outputs[name].reshape(-1)
-            expected[name] = (want, worker.bound(want, atol, rtol))
+            answers[name] = worker.Answer(want, worker.bound(want, atol, rtol))
+        kept = {t.untyped_storage().data_ptr() for t in [a.want for a in answers.values()] + list(inputs.values())}
+        for value in list(wide.values()) + list(outputs.values()):  # not an answer or an input (a view, a float64)
+            if torch.is_tensor(value) and value.untyped_storage().data_ptr() not in kept:
+                value.zero_()
         size = sum(t.numel() * t.element_size() for t in list(inputs.values())
-                   + [t for pair in expected.values() for t in pair])
-        return Made(seed, inputs, expected, size)
+                   + [t for a in answers.values() for t in (a.want, a.bounds)])
+        return SampleSet(seed, inputs, answers, size)
 
     def summary(self):
-        made = sum(len(sets) for sets in self.sets.values())
+        count = sum(len(sets) for sets in self.sets.values())
         return "%d input sets made ahead (%.0f MiB) in %.3f s, %.3f s waited at the gate%s" % (
-            made, self.used / 2 ** 20, self.spent["making"], self.spent["at the gate"],
+            count, self.used / 2 ** 20, self.spent["making"], self.spent["at the gate"],
             "; stopped: " + self.failed if self.failed else "")
 
     def release(self):
-        """The sets let go, as the timed job ends: not zeroed first (Harness.expected's answers are), which would be
-        device work after the job's last line, beside the next job's timing. The timed job is this process's last,
-        and no buffer it shares is ever made of memory it freed (``shared_pool``)."""
+        """The sets let go as the timed job ends, not zeroed (which would be device work after the job's last line,
+        beside the next job's timing): their pool is kept to the process's end, and the timed job is its last."""
         self.sets = {test_id: [] for test_id in self.sets}
 
 
@@ -398,10 +415,10 @@ def judge(job, channel, torch, reduce_tensor, out, ahead=None):
     called by the worker at ``channel`` and checked here (and with ``timed``, every timed sample: on the sets made
     ahead for it where there are, ``ahead``). Prints each test's ``RESULT``, then ``DONE``; True when every test
     passed."""
-    from_worker, to_worker = channel
+    if ahead is not None and job.get("timed"):
+        print("judge: " + ahead.summary() + ("" if ahead.serves(job) else " (for another job: not used)"),
+              file=sys.stderr, flush=True)
     ahead = ahead if ahead is not None and ahead.serves(job) else None
-    if ahead is not None:
-        print("judge: " + ahead.summary(), file=sys.stderr, flush=True)
     try:
         return _judge(job, channel, torch, reduce_tensor, out, ahead)
     finally:
@@ -426,7 +443,7 @@ def _judge(job, channel, torch, reduce_tensor, out, ahead):
         EXPORTED.append(data.inputs)
         EXPORTED.append(data.outputs)
         torch.cuda.synchronize()
-        made = time.monotonic()
+        inputs_made = time.monotonic()
         buffers = dict(data.inputs, **data.outputs)
         tensors = {name: reduce_tensor(buffers[name]) for kind, name in call_spec(harness.problem, case, data)
                    if kind == "tensor"}
@@ -449,7 +466,7 @@ def _judge(job, channel, torch, reduce_tensor, out, ahead):
                 checked = time.monotonic()
                 ready = ahead.take(case["test_id"], samples) if ahead is not None else None
                 if ready is not None:
-                    harness.refill_made(data, ready)
+                    harness.refill_from(data, ready)
                     served += 1
                 else:
                     harness.refill(case, data, sample_seed(secret, case["test_id"], samples))
@@ -473,7 +490,7 @@ def _judge(job, channel, torch, reduce_tensor, out, ahead):
         if debug is None:
             debug = harness.verify(case, data, sample=samples - 1 if samples else None)
         print("judge: test %d: inputs %.3f s, the call %.3f s, the check %.3f s%s" % (
-            case["test_id"], made - began, called - made, time.monotonic() - called,
+            case["test_id"], inputs_made - began, called - inputs_made, time.monotonic() - called,
             " (%d samples, %d made ahead: waiting %.3f s, checks %.3f s, refills %.3f s)" % (
                 samples, served, spent["waiting"], spent["checks"], spent["refills"])
             if samples else ""), file=sys.stderr, flush=True)

@@ -58,16 +58,24 @@ CTYPES = {"float": ctypes.c_float, "int": ctypes.c_int, "size_t": ctypes.c_size_
 
 
 @dataclasses.dataclass
+class Answer:
+    """The reference's output for an input set, made before the call (a judge's set made ahead): flattened, in the
+    reference's dtype (float64; int64 for an index), and how far from each value an answer may be (``bound``)."""
+    want: object
+    bounds: object
+
+
+@dataclasses.dataclass
 class InputSet:
     """One call's inputs (fresh contents), their private copies, its poisoned outputs and its arguments;
-    ``expected``: the reference's outputs for them, made before (a judge's set made ahead, ``refill_made``), by
-    output name (flattened, float64) with each one's tolerance ``bound``; None where the check computes them."""
+    ``answers``: the reference's outputs for them by output name, made before (``refill_from``), or None where
+    the check computes them."""
     seed: int
     inputs: dict
     copies: dict
     outputs: dict
     args: list
-    expected: dict = None
+    answers: "dict[str, Answer] | None" = None
 
 
 def _wrong_message(case, debug, timed=False):
@@ -85,13 +93,13 @@ def bound(want, atol, rtol):
     return atol + rtol * want.reshape(-1).abs()
 
 
-def outside(got, want, atol=None, rtol=None, limit=None):
+def outside(got, want, atol=None, rtol=None, bounds=None):
     """Which values of ``got`` are not within ``bound(want, atol, rtol)`` of ``want`` (both flattened, compared in
-    float64): the one tolerance rule of every check; ``limit``: that bound, made before. NaN compares false, so it
+    float64): the one tolerance rule of every check; ``bounds``: that bound, made before. NaN compares false, so it
     never passes."""
     want = want.reshape(-1)
-    limit = bound(want, atol, rtol) if limit is None else limit
-    return ~((got.double().reshape(-1) - want).abs() <= limit)
+    bounds = bound(want, atol, rtol) if bounds is None else bounds
+    return ~((got.double().reshape(-1) - want).abs() <= bounds)
 
 
 def load_solution(library, symbol, problem):
@@ -131,8 +139,9 @@ class Harness:
         gen.manual_seed(seed)
         with shared():
             inputs = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
-            outputs = {name: torch.empty(shape, dtype=getattr(torch, self.problem.buffer_dtype(name, self.job["dtype"])),
-                                         device="cuda") for name, shape in shapes.items()}
+            outputs = {name: torch.empty(shape, device="cuda",
+                                         dtype=getattr(torch, self.problem.buffer_dtype(name, self.job["dtype"])))
+                       for name, shape in shapes.items()}
         copies = {k: v.clone() for k, v in inputs.items() if torch.is_tensor(v)}
         self.poison(outputs)
         return InputSet(seed, inputs, copies, outputs, self.call_args(case, inputs, outputs))
@@ -142,8 +151,8 @@ class Harness:
         outputs: a timed call's next sample, on buffers another process already holds. Scalar inputs stay as the
         call's arguments have them."""
         torch = self.torch
-        if data.expected is not None:  # the copies were a set's made ahead (``refill_made``): never written here
-            data.copies, data.expected = {name: torch.empty_like(copy) for name, copy in data.copies.items()}, None
+        if data.answers is not None:  # the copies were a set's made ahead (``refill_from``): never written here
+            data.copies, data.answers = {name: torch.empty_like(copy) for name, copy in data.copies.items()}, None
         gen = torch.Generator(device="cuda")
         gen.manual_seed(seed)
         fresh = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
@@ -155,15 +164,16 @@ class Harness:
         self.poison(data.outputs)
         data.seed = seed
 
-    def refill_made(self, data, made):
-        """``refill`` with a set made before (judge.Made: the inputs ``refill`` would make from its seed, in memory
-        no other process maps, and the reference's outputs for them): its inputs copied into the same buffers, the
-        outputs poisoned. The set's inputs are the copies the check compares with; its outputs, the expected."""
+    def refill_from(self, data, ready):
+        """``refill`` with a set made before (``ready``, a judge.SampleSet: the inputs ``refill`` would make from its
+        seed, in memory no other process maps, and the reference's answers for them): its inputs copied into the same
+        buffers, the outputs poisoned. The set's inputs are the copies the check compares with, its answers what the
+        outputs must be."""
         for name, tensor in data.inputs.items():
             if self.torch.is_tensor(tensor):
-                tensor.copy_(made.inputs[name])
+                tensor.copy_(ready.inputs[name])
         self.poison(data.outputs)
-        data.copies, data.expected, data.seed = made.inputs, made.expected, made.seed
+        data.copies, data.answers, data.seed = ready.inputs, ready.answers, ready.seed
 
     def _output_shape(self, case, name):
         """The output's shape where the problem gives none (``output_shapes``): from the reference run once per case in
@@ -201,9 +211,9 @@ class Harness:
         tolerance; where not, ``verify`` says why."""
         torch = self.torch
         flags = [(data.inputs[name] != copy).any() for name, copy in data.copies.items()]
-        if data.expected is not None:  # made before the sample (a judge's set made ahead)
-            flags += [outside(data.outputs[name], want, limit=limit).any()
-                      for name, (want, limit) in data.expected.items()]
+        if data.answers is not None:  # made before the sample (a judge's set made ahead)
+            flags += [outside(data.outputs[name], answer.want, bounds=answer.bounds).any()
+                      for name, answer in data.answers.items()]
             return not any(torch.stack(flags).tolist())
         atol, rtol = self.problem.tolerance(case["sizes"], self.job["dtype"])
         with self.expected(data) as expected:

@@ -34,7 +34,7 @@ class HarnessGpuTest(unittest.TestCase):
         from remote_agent import judge
         ahead = judge.Ahead.start(harness.job, torch)
         data = harness.input_set(case, judge.seed_for(ahead.secret, case["test_id"]))
-        harness.refill_made(data, ahead.make(case, 3))
+        harness.refill_from(data, ahead.make(case, 3))
         self.answer(harness, data)
         return data
 
@@ -50,21 +50,21 @@ class HarnessGpuTest(unittest.TestCase):
         for slug, harness, case in self.cases():
             with self.subTest(problem=slug, case=case["name"]):
                 ahead = judge.Ahead.start(harness.job, torch)
-                made = ahead.make(case, 5)
+                ready = ahead.make(case, 5)
                 data = harness.input_set(case, judge.seed_for(ahead.secret, case["test_id"]))
                 harness.refill(case, data, judge.sample_seed(ahead.secret, case["test_id"], 5))
-                self.assertEqual(made.seed, data.seed)
-                for name, tensor in made.inputs.items():
+                self.assertEqual(ready.seed, data.seed)
+                for name, tensor in ready.inputs.items():
                     self.assertTrue(torch.equal(tensor, data.inputs[name]), name)
                 with harness.expected(data) as expected:
-                    for name, (want, limit) in made.expected.items():
-                        self.assertTrue(torch.equal(want, expected[name].reshape(-1)), name)
-                kept = {name: tensor.clone() for name, tensor in made.inputs.items()}
-                harness.refill_made(data, made)
+                    for name, answer in ready.answers.items():
+                        self.assertTrue(torch.equal(answer.want, expected[name].reshape(-1)), name)
+                kept = {name: tensor.clone() for name, tensor in ready.inputs.items()}
+                harness.refill_from(data, ready)
                 harness.refill(case, data, 7)
-                for name, tensor in made.inputs.items():
+                for name, tensor in ready.inputs.items():
                     self.assertTrue(torch.equal(kept[name], tensor), "a refill after it leaves the set as made")
-                self.assertIsNone(data.expected)
+                self.assertIsNone(data.answers)
 
     def test_passes_and_verify_agree(self):
         for slug, harness, case in self.cases():
@@ -88,6 +88,12 @@ class HarnessGpuTest(unittest.TestCase):
                 flat[flat.numel() // 2] += 1 if not flat.is_floating_point() else 0.5 + flat[flat.numel() // 2].abs()
                 self.assertFalse(harness.passes(case, data))
                 self.assertEqual(1, harness.verify(case, data)["mismatches"])
+            if data.outputs[output].is_floating_point():
+                with self.subTest(problem=slug, case=case["name"], answer="a NaN, made ahead"):
+                    data = self.made_ahead(harness, case)
+                    data.outputs[output].view(-1)[0] = float("nan")
+                    self.assertFalse(harness.passes(case, data))
+                    self.assertIsNotNone(harness.verify(case, data))
             with self.subTest(problem=slug, case=case["name"], answer="an input changed, made ahead"):
                 data = self.made_ahead(harness, case)
                 name = next(iter(data.copies))

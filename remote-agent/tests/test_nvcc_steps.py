@@ -41,7 +41,8 @@ class NvccStepsTest(unittest.TestCase):
         sources, entry, _, _ = build_plan(code, language, problem, tc)
         argv = tc.command(language, entry, "lib.so", problem.libraries)
         outcomes = []
-        made = builder.Builder.start(SimpleNamespace(preexec=lambda role, cwd, own: None), beside_threads=True)
+        made = builder.Builder.start(SimpleNamespace(preexec=lambda role, cwd, own: None, ns_fds=[]),
+                                     beside_threads=True)
         self.assertIsNotNone(made)
         self.addCleanup(made.close)
         for way in ("nvcc", "steps", "builder"):

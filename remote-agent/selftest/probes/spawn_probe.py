@@ -24,7 +24,7 @@ sys.path.insert(0, AGENT_ROOT)
 from remote_agent import builder, compiler, nvcc_steps  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "/tmp/spawn-probe"
-ROOM = SimpleNamespace(preexec=lambda role, cwd, own: (lambda: None))
+ROOM = SimpleNamespace(preexec=lambda role, cwd, own: (lambda: None), ns_fds=[])
 
 
 def median_ms(values):
