@@ -69,60 +69,35 @@ class HarnessGpuTest(unittest.TestCase):
     def test_passes_and_verify_agree(self):
         for slug, harness, case in self.cases():
             output = harness.problem.outputs()[0]
-            with self.subTest(problem=slug, case=case["name"], answer="unwritten"):
-                data = harness.input_set(case)
-                self.assertFalse(harness.passes(case, data))
-                self.assertIsNotNone(harness.verify(case, data))
-            with self.subTest(problem=slug, case=case["name"], answer="unwritten, made ahead"):
-                data = self.made_ahead(harness, case)
-                harness.poison(data.outputs)
-                self.assertFalse(harness.passes(case, data))
-                self.assertIsNotNone(harness.verify(case, data))
-            with self.subTest(problem=slug, case=case["name"], answer="right, made ahead"):
-                data = self.made_ahead(harness, case)
-                self.assertTrue(harness.passes(case, data))
-                self.assertIsNone(harness.verify(case, data))
-            with self.subTest(problem=slug, case=case["name"], answer="one value off, made ahead"):
-                data = self.made_ahead(harness, case)
-                flat = data.outputs[output].view(-1)
-                flat[flat.numel() // 2] += 1 if not flat.is_floating_point() else 0.5 + flat[flat.numel() // 2].abs()
-                self.assertFalse(harness.passes(case, data))
-                self.assertEqual(1, harness.verify(case, data)["mismatches"])
-            if data.outputs[output].is_floating_point():
-                with self.subTest(problem=slug, case=case["name"], answer="a NaN, made ahead"):
-                    data = self.made_ahead(harness, case)
-                    data.outputs[output].view(-1)[0] = float("nan")
+            for way, answered in (("made per sample", self.answered), ("made ahead", self.made_ahead)):
+                with self.subTest(problem=slug, case=case["name"], way=way, answer="unwritten"):
+                    data = answered(harness, case)
+                    harness.poison(data.outputs)
                     self.assertFalse(harness.passes(case, data))
                     self.assertIsNotNone(harness.verify(case, data))
-            with self.subTest(problem=slug, case=case["name"], answer="an input changed, made ahead"):
-                data = self.made_ahead(harness, case)
-                name = next(iter(data.copies))
-                data.inputs[name].view(-1)[0] += 1
-                self.assertFalse(harness.passes(case, data))
-                self.assertEqual(name, harness.verify(case, data)["modified_input"])
-            with self.subTest(problem=slug, case=case["name"], answer="right"):
-                data = self.answered(harness, case)
-                self.assertTrue(harness.passes(case, data))
-                self.assertIsNone(harness.verify(case, data))
-            with self.subTest(problem=slug, case=case["name"], answer="one value off"):
-                data = self.answered(harness, case)
-                flat = data.outputs[output].view(-1)
-                flat[flat.numel() // 2] += 1 if not flat.is_floating_point() else 0.5 + flat[flat.numel() // 2].abs()
-                self.assertFalse(harness.passes(case, data))
-                self.assertEqual(1, harness.verify(case, data)["mismatches"])
-            if data.outputs[output].is_floating_point():
-                with self.subTest(problem=slug, case=case["name"], answer="a NaN"):
-                    data = self.answered(harness, case)
-                    data.outputs[output].view(-1)[0] = float("nan")
+                with self.subTest(problem=slug, case=case["name"], way=way, answer="right"):
+                    data = answered(harness, case)
+                    self.assertTrue(harness.passes(case, data))
+                    self.assertIsNone(harness.verify(case, data))
+                with self.subTest(problem=slug, case=case["name"], way=way, answer="one value off"):
+                    data = answered(harness, case)
+                    flat = data.outputs[output].view(-1)
+                    flat[flat.numel() // 2] += 1 if not flat.is_floating_point() else 0.5 + flat[
+                        flat.numel() // 2].abs()
                     self.assertFalse(harness.passes(case, data))
-                    self.assertIsNotNone(harness.verify(case, data))
-            with self.subTest(problem=slug, case=case["name"], answer="an input changed"):
-                data = self.answered(harness, case)
-                name = next(iter(data.copies))
-                data.inputs[name].view(-1)[0] += 1
-                self.assertFalse(harness.passes(case, data))
-                self.assertEqual(name, harness.verify(case, data)["modified_input"])
-
+                    self.assertEqual(1, harness.verify(case, data)["mismatches"])
+                if data.outputs[output].is_floating_point():
+                    with self.subTest(problem=slug, case=case["name"], way=way, answer="a NaN"):
+                        data = answered(harness, case)
+                        data.outputs[output].view(-1)[0] = float("nan")
+                        self.assertFalse(harness.passes(case, data))
+                        self.assertIsNotNone(harness.verify(case, data))
+                with self.subTest(problem=slug, case=case["name"], way=way, answer="an input changed"):
+                    data = answered(harness, case)
+                    name = next(iter(data.copies))
+                    data.inputs[name].view(-1)[0] += 1
+                    self.assertFalse(harness.passes(case, data))
+                    self.assertEqual(name, harness.verify(case, data)["modified_input"])
 
 if __name__ == "__main__":
     unittest.main()
