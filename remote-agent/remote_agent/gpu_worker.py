@@ -59,7 +59,8 @@ KILL_GRACE = 0.2  # seconds between TERM and KILL of a cancelled job's processes
 # than four: 2.29 s against 1.96 s new code, 1.28 s against 1.05 s same code (run23). Forked from one process that
 # had imported PyTorch (replay-h100/run59-60-zygote.diff), spares were 9 s ahead instead of 3.3 s, but each made its
 # contexts while the job that took the last one was checked and timed: 1.24 s against 0.94 s same code, 1,663 against
-# 2,304 new jobs an hour queued (run59); not kept.
+# 2,304 new jobs an hour queued (run59); not kept. Five against four again (replay-h100/run69): 1.24 s against 1.01 s
+# same code, though fewer jobs waited for theirs.
 SPARES = int(os.environ.get("KR_WORKER_SPARES", "4"))  # agents kept starting ahead of their jobs
 PR_SET_DUMPABLE = 4
 
