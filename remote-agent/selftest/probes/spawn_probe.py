@@ -10,6 +10,7 @@ nothing (``/bin/true`` with a preexec, 30 times) and the build of selftest/kerne
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,7 @@ def builds(build, count=5):
         began = time.monotonic()
         code_, output = build(steps, argv, folder)
         times.append(time.monotonic() - began)
+        shutil.rmtree(folder, ignore_errors=True)
         if code_ != 0:
             raise SystemExit(output)
     return times
