@@ -363,9 +363,7 @@ class Ahead:
     def _make(self, torch, harness, case, sample):
         test_id = case["test_id"]
         if test_id not in self.scalars:
-            gen = torch.Generator(device="cuda")
-            gen.manual_seed(seed_for(self.secret, test_id))
-            first = harness.problem.module.make_inputs(case["sizes"], harness.dtype, gen, torch)
+            first = harness.fresh_inputs(case, seed_for(self.secret, test_id))
             tensors = [v for v in first.values() if torch.is_tensor(v)]
             for tensor in tensors:
                 tensor.zero_()
@@ -373,13 +371,9 @@ class Ahead:
                 return None
             self.scalars[test_id] = {k: v for k, v in first.items() if not torch.is_tensor(v)}
         seed = sample_seed(self.secret, test_id, sample)
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(seed)
-        fresh = harness.problem.module.make_inputs(case["sizes"], harness.dtype, gen, torch)
-        inputs = {k: v for k, v in fresh.items() if torch.is_tensor(v)}
-        wide = dict({k: v.double() for k, v in inputs.items()}, **self.scalars[test_id])
+        inputs = {k: v for k, v in harness.fresh_inputs(case, seed).items() if torch.is_tensor(v)}
+        outputs, wide = harness.reference_outputs(dict(inputs, **self.scalars[test_id]))
         atol, rtol = harness.problem.tolerance(case["sizes"], harness.job["dtype"])
-        outputs = harness.problem.module.reference(wide, torch)
         answers = {}
         for name in harness.problem.outputs():
             want = outputs[name].reshape(-1)
@@ -415,10 +409,11 @@ def judge(job, channel, torch, reduce_tensor, out, ahead=None):
     called by the worker at ``channel`` and checked here (and with ``timed``, every timed sample: on the sets made
     ahead for it where there are, ``ahead``). Prints each test's ``RESULT``, then ``DONE``; True when every test
     passed."""
+    serves = ahead is not None and ahead.serves(job)
     if ahead is not None and job.get("timed"):
-        print("judge: " + ahead.summary() + ("" if ahead.serves(job) else " (for another job: not used)"),
-              file=sys.stderr, flush=True)
-    ahead = ahead if ahead is not None and ahead.serves(job) else None
+        print("judge: " + ahead.summary() + ("" if serves else " (for another job: not used)"), file=sys.stderr,
+              flush=True)
+    ahead = ahead if serves else None
     try:
         return _judge(job, channel, torch, reduce_tensor, out, ahead)
     finally:

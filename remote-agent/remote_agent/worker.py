@@ -135,10 +135,8 @@ class Harness:
         shapes = self.problem.module.output_shapes(case["sizes"]) if hasattr(self.problem.module, "output_shapes") \
             else None
         shapes = {name: shapes[name] if shapes else self._output_shape(case, name) for name in self.problem.outputs()}
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(seed)
         with shared():
-            inputs = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
+            inputs = self.fresh_inputs(case, seed)
             outputs = {name: torch.empty(shape, device="cuda",
                                          dtype=getattr(torch, self.problem.buffer_dtype(name, self.job["dtype"])))
                        for name, shape in shapes.items()}
@@ -153,9 +151,7 @@ class Harness:
         torch = self.torch
         if data.answers is not None:  # the copies were a set's made ahead (``refill_from``): never written here
             data.copies, data.answers = {name: torch.empty_like(copy) for name, copy in data.copies.items()}, None
-        gen = torch.Generator(device="cuda")
-        gen.manual_seed(seed)
-        fresh = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
+        fresh = self.fresh_inputs(case, seed)
         for name, tensor in data.inputs.items():
             if torch.is_tensor(tensor):
                 tensor.copy_(fresh[name])
@@ -175,20 +171,30 @@ class Harness:
         self.poison(data.outputs)
         data.copies, data.answers, data.seed = ready.inputs, ready.answers, ready.seed
 
+    def fresh_inputs(self, case, seed):
+        """The case's inputs made from ``seed`` by a generator of their own: the same contents wherever they are made
+        from the same seed (a judge's sets made ahead are those ``refill`` would make)."""
+        gen = self.torch.Generator(device="cuda")
+        gen.manual_seed(seed)
+        return self.problem.module.make_inputs(case["sizes"], self.dtype, gen, self.torch)
+
+    def reference_outputs(self, args):
+        """The reference's outputs for ``args`` (the inputs' tensors and the call's scalars), computed in float64:
+        (outputs by name, the float64 arguments), both the caller's to scrub."""
+        torch = self.torch
+        wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in args.items()}
+        return self.problem.module.reference(wide, torch), wide
+
     def _output_shape(self, case, name):
         """The output's shape where the problem gives none (``output_shapes``): from the reference run once per case in
         this process, on inputs of the case's own sizes in float64 (cached)."""
         key = (case["test_id"], name)
         if key not in self._shapes:
-            torch = self.torch
-            gen = torch.Generator(device="cuda")
-            gen.manual_seed(0)
-            probe = self.problem.module.make_inputs(case["sizes"], self.dtype, gen, torch)
-            wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in probe.items()}
-            for out, value in self.problem.module.reference(wide, torch).items():
+            outputs, wide = self.reference_outputs(self.fresh_inputs(case, 0))
+            for out, value in outputs.items():
                 self._shapes[(case["test_id"], out)] = tuple(value.shape)
                 value.zero_()
-            del probe, wide
+            del outputs, wide
         return self._shapes[key]
 
     def verify(self, case, data, sample=None):
@@ -225,9 +231,8 @@ class Harness:
         """The reference's outputs, computed in float64 from the private copies of the inputs; scrubbed (with the
         copies' float64 twins) as the block ends, so no later call finds an answer in freed memory."""
         torch = self.torch
-        wide = {k: (v.double() if torch.is_tensor(v) else v) for k, v in data.copies.items()}
-        wide.update({k: v for k, v in data.inputs.items() if not torch.is_tensor(v)})
-        expected = self.problem.module.reference(wide, torch)
+        expected, wide = self.reference_outputs(dict(data.copies, **{k: v for k, v in data.inputs.items()
+                                                                     if not torch.is_tensor(v)}))
         try:
             yield expected
         finally:
